@@ -1,0 +1,78 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# flexmmap: the 2004 flexible mmap layout as a module for Debian 12's 6.1 kernel.
+#
+#   make            build the module and the user-space probes (into the cache)
+#   make image      build (or reuse) the QEMU guest image
+#   make vm         boot the guest with an interactive shell
+#   make check      build, boot the guest, run the test suite (TAP, "N passed, N failed")
+#   make demo       build, boot the guest, show what loading flexmmap changes
+#   make clean      remove build outputs (the guest image stays; see clean-cache)
+#
+# Everything built lives under $(FLEXMMAP_CACHE) (default ~/.cache/flexmmap),
+# never in this tree.
+
+FLEXMMAP_CACHE ?= $(HOME)/.cache/flexmmap
+export FLEXMMAP_CACHE
+
+SRC := $(CURDIR)
+BUILD := $(FLEXMMAP_CACHE)/build
+OUT := $(BUILD)/out
+KMOD := $(BUILD)/kmod
+# Evaluated lazily: the headers may be installed by "deps" first.
+KVER = $(shell . $(SRC)/scripts/lib.sh && flexmmap_kver 2>/dev/null)
+KDIR = /usr/src/linux-headers-$(KVER)
+LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
+
+.PHONY: all module probes stage deps image vm check demo clean clean-cache ksrc
+
+all: module probes stage
+
+deps:
+	@$(SRC)/scripts/deps
+
+module:
+	@test -n "$(KVER)" -a -f "$(KDIR)/Makefile" || { \
+	  echo "flexmmap: no Debian 6.1 kernel headers (linux-headers-6.1.0-NN-amd64) found;" \
+	       "run 'make deps' or 'apt-get install linux-headers-amd64'" >&2; exit 1; }
+	@mkdir -p $(KMOD) $(OUT)
+	@cp -u $(SRC)/Kbuild $(KMOD)/Kbuild
+	@mkdir -p $(KMOD)/module $(KMOD)/include
+	@cp -u $(SRC)/module/* $(KMOD)/module/
+	@cp -u $(SRC)/include/* $(KMOD)/include/
+	$(MAKE) -C $(KDIR) M=$(KMOD) W=1 modules
+	@cp $(KMOD)/flexmmap.ko $(OUT)/flexmmap.ko
+
+# kselftest.h, checkpatch.pl and the vm selftests come from linux-source-6.1.
+ksrc: $(LINUX_SRC)/.extracted
+$(LINUX_SRC)/.extracted:
+	@$(SRC)/scripts/linux-source
+
+probes: ksrc
+	@mkdir -p $(OUT)/probes
+	$(MAKE) -C $(SRC)/userspace-probes O=$(OUT)/probes KSFT_DIR=$(LINUX_SRC)/tools/testing/selftests
+
+# The guest sees $(OUT) at /flexmmap: module, probes and the guest-side tests.
+stage:
+	@mkdir -p $(OUT)/tests
+	@cp -r $(SRC)/tests/guest/. $(OUT)/tests/
+
+image: deps
+	@$(SRC)/guest-image/build
+
+vm: deps all image
+	@$(SRC)/qemu/run
+
+check: deps
+	@$(MAKE) --no-print-directory all image
+	@$(SRC)/tests/check
+
+demo: deps
+	@$(MAKE) --no-print-directory all image
+	@$(SRC)/tests/demo
+
+clean:
+	rm -rf $(BUILD)
+
+clean-cache:
+	rm -rf $(FLEXMMAP_CACHE)

@@ -1,0 +1,32 @@
+# SPDX-License-Identifier: GPL-2.0
+# shellcheck shell=bash
+# Common settings for flexmmap's shell scripts: where the cache lives and
+# which Debian 6.1 kernel we build against.  Sourced, never executed.
+
+FLEXMMAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+FLEXMMAP_CACHE=${FLEXMMAP_CACHE:-${HOME:-/root}/.cache/flexmmap}
+export FLEXMMAP_ROOT FLEXMMAP_CACHE
+
+die() {
+	echo "${0##*/}: error: $*" >&2
+	exit 1
+}
+
+note() {
+	echo "${0##*/}: $*" >&2
+}
+
+# The release (6.1.0-NN-amd64) of the newest installed Debian 6.1 headers.
+# FLEXMMAP_KVER overrides it.  The guest boots the image of the same release.
+flexmmap_kver() {
+	local d best=
+	if [ -n "${FLEXMMAP_KVER:-}" ]; then
+		echo "$FLEXMMAP_KVER"
+		return
+	fi
+	best=$(for d in /usr/src/linux-headers-6.1.0-*-amd64; do
+		[ -e "$d/Makefile" ] && echo "${d#/usr/src/linux-headers-}"
+	done | sort -V | tail -n 1)
+	[ -n "$best" ] || die "no linux-headers-6.1.0-NN-amd64 installed (run: apt-get install linux-headers-amd64)"
+	echo "$best"
+}
