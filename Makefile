@@ -12,6 +12,7 @@
 # Everything built lives under $(FLEXMMAP_CACHE) (default ~/.cache/flexmmap),
 # never in this tree.
 
+SHELL := /bin/bash
 FLEXMMAP_CACHE ?= $(HOME)/.cache/flexmmap
 export FLEXMMAP_CACHE
 
@@ -38,8 +39,8 @@ module:
 	@mkdir -p $(KMOD) $(OUT)
 	@cp -u $(SRC)/Kbuild $(KMOD)/Kbuild
 	@mkdir -p $(KMOD)/module $(KMOD)/include
-	@cp -u $(SRC)/module/* $(KMOD)/module/
-	@cp -u $(SRC)/include/* $(KMOD)/include/
+	@cp -u -r $(SRC)/module/. $(KMOD)/module/
+	@cp -u -r $(SRC)/include/. $(KMOD)/include/
 	$(MAKE) -C $(KDIR) M=$(KMOD) W=1 modules
 	@cp $(KMOD)/flexmmap.ko $(OUT)/flexmmap.ko
 
