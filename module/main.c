@@ -1,23 +1,202 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * flexmmap: placeholder entry point; replaced by the real module.
+ * flexmmap: the 2004 flexible mmap layout as a loadable module.
+ *
+ * Loading it hooks the exec path (see policy.c) and the fork and exit paths
+ * (see track.c) with kprobes, and redirects x86's hugetlb placement with
+ * ftrace.  mmap() itself is not hooked: a managed process's
+ * mm->get_unmapped_area points at the module's allocators (alloc.c).
+ *
+ *	insmod flexmmap.ko [layout=0..3]
+ *	sysctl vm.flexmmap_layout=N	# applies to programs exec'd afterwards
+ *	cat /proc/flexmmap/stats /proc/flexmmap/tasks
+ *	rmmod flexmmap			# safe while managed processes run
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/kprobes.h>
+#include <linux/ftrace.h>
+#include <linux/seq_file.h>
+#include <linux/sched.h>
+#include "flexmmap.h"
+
+struct fmm_stats fmm_stats;
+
+/*
+ * Redirect hugetlb_get_unmapped_area() to ours for module mms only; other
+ * processes run the kernel's function untouched.  Done the way
+ * kernel/livepatch/patch.c does it.
+ */
+static void notrace fmm_hugetlb_ftrace(unsigned long ip, unsigned long parent_ip,
+				       struct ftrace_ops *ops,
+				       struct ftrace_regs *fregs)
+{
+	struct mm_struct *mm = current->mm;
+	int bit;
+
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (WARN_ON_ONCE(bit < 0))
+		return;
+	if (mm && fmm_alloc_is_module(fmm_mm_alloc(mm)))
+		ftrace_instruction_pointer_set(fregs,
+			(unsigned long)fmm_hugetlb_get_unmapped_area);
+	ftrace_test_recursion_unlock(bit);
+}
+
+/**
+ * struct fmm_hook - one place the module hooks into the kernel
+ * @symbol: the kernel function
+ * @pre: kprobe pre-handler, for kprobe hooks
+ * @redirect: ftrace handler, for functions the module replaces
+ * @kp: the kprobe, when @pre is set
+ * @ops: the ftrace ops, when @redirect is set
+ * @installed: whether it is in place now
+ */
+struct fmm_hook {
+	const char *symbol;
+	kprobe_pre_handler_t pre;
+	ftrace_func_t redirect;
+	struct kprobe kp;
+	struct ftrace_ops ops;
+	bool installed;
+};
+
+/*
+ * Installed in this order, all or nothing.  The exec hook comes last: once
+ * it hands out module pointers, fork and exit tracking must already run.
+ */
+static struct fmm_hook fmm_hooks[] = {
+	{ .symbol = "mm_init", .pre = fmm_mm_init_pre },
+	{ .symbol = "uprobe_dup_mmap", .pre = fmm_dup_pre },
+	{ .symbol = "exit_mmap", .pre = fmm_exit_pre },
+	{ .symbol = "hugetlb_get_unmapped_area", .redirect = fmm_hugetlb_ftrace },
+	{ .symbol = "setup_arg_pages", .pre = fmm_exec_pre },
+};
+
+#define FMM_EXEC_HOOK (&fmm_hooks[ARRAY_SIZE(fmm_hooks) - 1])
+
+static int fmm_hook_install(struct fmm_hook *h)
+{
+	int ret;
+
+	if (h->pre) {
+		h->kp.symbol_name = h->symbol;
+		h->kp.pre_handler = h->pre;
+		ret = register_kprobe(&h->kp);
+	} else {
+		h->ops.func = h->redirect;
+		h->ops.flags = FTRACE_OPS_FL_IPMODIFY |
+#ifndef CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS
+			       FTRACE_OPS_FL_SAVE_REGS |
+#endif
+			       FTRACE_OPS_FL_PERMANENT;
+		ret = ftrace_set_filter(&h->ops, (unsigned char *)h->symbol,
+					strlen(h->symbol), 1);
+		if (!ret) {
+			ret = register_ftrace_function(&h->ops);
+			if (ret)
+				ftrace_free_filter(&h->ops);
+		}
+	}
+	if (ret) {
+		pr_err("cannot hook %s (%d)\n", h->symbol, ret);
+		return ret;
+	}
+	h->installed = true;
+	return 0;
+}
+
+static void fmm_hook_remove(struct fmm_hook *h)
+{
+	if (!h->installed)
+		return;
+	if (h->pre) {
+		unregister_kprobe(&h->kp);
+		if (h->kp.nmissed)
+			pr_warn("%s: %lu hit(s) missed\n", h->symbol,
+				h->kp.nmissed);
+	} else {
+		unregister_ftrace_function(&h->ops);
+		ftrace_free_filter(&h->ops);
+	}
+	h->installed = false;
+}
+
+static int fmm_hooks_install(void)
+{
+	int i, ret;
+
+	for (i = 0; i < ARRAY_SIZE(fmm_hooks); i++) {
+		ret = fmm_hook_install(&fmm_hooks[i]);
+		if (ret)
+			goto out_remove;
+	}
+	return 0;
+
+out_remove:
+	while (--i >= 0)
+		fmm_hook_remove(&fmm_hooks[i]);
+	return ret;
+}
+
+/*
+ * The safe unload order: no new module mms from exec, then none from fork,
+ * then every tracked mm reset under its lock (track.c), and only then the
+ * fork, exit and hugetlb hooks go.
+ */
+static void fmm_hooks_remove(void)
+{
+	int i;
+
+	fmm_hook_remove(FMM_EXEC_HOOK);
+	fmm_track_begin_unload();
+	fmm_track_drain();
+	for (i = ARRAY_SIZE(fmm_hooks) - 1; i >= 0; i--)
+		fmm_hook_remove(&fmm_hooks[i]);
+}
+
+/* For /proc/flexmmap/stats: probe hits missed (re-entrancy), per hook. */
+void fmm_hooks_show(struct seq_file *m)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(fmm_hooks); i++)
+		if (fmm_hooks[i].pre)
+			seq_printf(m, "missed_%s %lu\n", fmm_hooks[i].symbol,
+				   fmm_hooks[i].kp.nmissed);
+}
 
 static int __init fmm_init(void)
 {
-	pr_info("loaded\n");
+	int ret;
+
+	ret = fmm_kapi_init();
+	if (ret)
+		return ret;
+	ret = fmm_control_init();
+	if (ret)
+		return ret;
+	ret = fmm_hooks_install();
+	if (ret)
+		goto out_control_exit;
+	pr_info("loaded, layout %d\n", READ_ONCE(fmm_layout));
 	return 0;
+
+out_control_exit:
+	fmm_control_exit();
+	return ret;
 }
 
 static void __exit fmm_exit(void)
 {
+	fmm_hooks_remove();
+	fmm_control_exit();
 	pr_info("unloaded\n");
 }
 
 module_init(fmm_init);
 module_exit(fmm_exit);
 MODULE_LICENSE("GPL");
-MODULE_DESCRIPTION("flexible mmap layout");
+MODULE_AUTHOR("The flexmmap developers");
+MODULE_DESCRIPTION("Flexible (top-down) and legacy mmap layouts, chosen at exec");

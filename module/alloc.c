@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flexmmap: the two allocators.
+ *
+ * mm->get_unmapped_area points at one of four entry points below for every
+ * process the module manages; there is no per-mmap hook.  Both directions
+ * search the maple tree's gaps (mas_empty_area / mas_empty_area_rev), so
+ * they stay O(log n) like the kernel's own vm_unmapped_area(), which is not
+ * exported.  The rules follow arch/x86/kernel/sys_x86_64.c in 6.1, plus two
+ * things 6.1 lacks: the search never goes below mmap_min_addr, and huge
+ * pages follow the process's direction.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/maple_tree.h>
+#include <linux/hugetlb.h>
+#include <linux/random.h>
+#include <linux/sched.h>
+#include <linux/compat.h>
+#include "flexmmap.h"
+
+/* include/linux/mm.h's vm_start_gap()/vm_end_gap() use an unexported gap. */
+static unsigned long fmm_vm_start_gap(struct vm_area_struct *vma)
+{
+	unsigned long start = vma->vm_start;
+
+	if (vma->vm_flags & VM_GROWSDOWN) {
+		start -= fmm_stack_guard_gap();
+		if (start > vma->vm_start)
+			start = 0;
+	}
+	return start;
+}
+
+static unsigned long fmm_vm_end_gap(struct vm_area_struct *vma)
+{
+	unsigned long end = vma->vm_end;
+
+	if (vma->vm_flags & VM_GROWSUP) {
+		end += fmm_stack_guard_gap();
+		if (end < vma->vm_end)
+			end = -PAGE_SIZE;
+	}
+	return end;
+}
+
+/* A search: [low, high) to look in, and the alignment wanted. */
+struct fmm_search {
+	unsigned long length;
+	unsigned long low;
+	unsigned long high;
+	unsigned long align_mask;
+	unsigned long align_offset;
+};
+
+/* mm/mmap.c: unmapped_area(), lowest fit first.  Caller holds mmap_lock. */
+static unsigned long fmm_search_up(const struct fmm_search *s)
+{
+	unsigned long length, gap, low = max(s->low, fmm_mmap_min_addr());
+	struct vm_area_struct *tmp;
+
+	MA_STATE(mas, &current->mm->mm_mt, 0, 0);
+
+	/* Worst-case alignment overhead. */
+	length = s->length + s->align_mask;
+	if (length < s->length || s->high <= low)
+		return -ENOMEM;
+retry:
+	if (mas_empty_area(&mas, low, s->high - 1, length))
+		return -ENOMEM;
+
+	gap = mas.index;
+	gap += (s->align_offset - gap) & s->align_mask;
+	tmp = mas_next(&mas, ULONG_MAX);
+	if (tmp && (tmp->vm_flags & VM_GROWSDOWN)) {
+		if (fmm_vm_start_gap(tmp) < gap + length - 1) {
+			low = tmp->vm_end;
+			mas_reset(&mas);
+			goto retry;
+		}
+	} else {
+		tmp = mas_prev(&mas, 0);
+		if (tmp && fmm_vm_end_gap(tmp) > gap) {
+			low = fmm_vm_end_gap(tmp);
+			mas_reset(&mas);
+			goto retry;
+		}
+	}
+	return gap;
+}
+
+/*
+ * mm/mmap.c: unmapped_area_topdown(), highest fit first.  The end of the
+ * gap must be saved before mas_next() moves the state: reading mas.last
+ * afterwards makes the retry loop spin forever.
+ */
+static unsigned long fmm_search_down(const struct fmm_search *s)
+{
+	unsigned long length, gap, gap_end, high = s->high;
+	unsigned long low = max(s->low, fmm_mmap_min_addr());
+	struct vm_area_struct *tmp;
+
+	MA_STATE(mas, &current->mm->mm_mt, 0, 0);
+
+	length = s->length + s->align_mask;
+	if (length < s->length)
+		return -ENOMEM;
+retry:
+	if (high <= low || mas_empty_area_rev(&mas, low, high - 1, length))
+		return -ENOMEM;
+
+	gap = mas.last + 1 - s->length;
+	gap -= (gap - s->align_offset) & s->align_mask;
+	gap_end = mas.last;
+	tmp = mas_next(&mas, ULONG_MAX);
+	if (tmp && (tmp->vm_flags & VM_GROWSDOWN)) {
+		if (fmm_vm_start_gap(tmp) <= gap_end) {
+			high = fmm_vm_start_gap(tmp);
+			mas_reset(&mas);
+			goto retry;
+		}
+	} else {
+		tmp = mas_prev(&mas, 0);
+		if (tmp && fmm_vm_end_gap(tmp) > gap) {
+			high = tmp->vm_start;
+			mas_reset(&mas);
+			goto retry;
+		}
+	}
+	return gap;
+}
+
+/* Is [addr, addr + len) free, guard gaps included? */
+static bool fmm_range_free(unsigned long addr, unsigned long len)
+{
+	struct vm_area_struct *vma = find_vma(current->mm, addr);
+
+	if (addr < fmm_mmap_min_addr())
+		return false;
+	return !vma || addr + len <= fmm_vm_start_gap(vma);
+}
+
+/* arch/x86/kernel/sys_x86_64.c: find_start_end() for the bottom-up search. */
+static void fmm_bottomup_range(unsigned long addr, unsigned long flags,
+			       unsigned long *begin, unsigned long *end)
+{
+	if (!in_32bit_syscall() && (flags & MAP_32BIT)) {
+		/* Small code model: the first 2 GiB, from 1 GiB up. */
+		*begin = 0x40000000;
+		*end = 0x80000000;
+		if (current->flags & PF_RANDOMIZE)
+			*begin += (get_random_u64() % (0x02000000 >> PAGE_SHIFT)) << PAGE_SHIFT;
+		return;
+	}
+	*begin = fmm_mmap_base(current->mm, true);
+	if (in_32bit_syscall())
+		*end = fmm_task_size_32();
+	else
+		*end = fmm_task_size_64(addr > DEFAULT_MAP_WINDOW);
+}
+
+/*
+ * @try_hint: whether a free hint address is taken as is (hugetlb checks
+ * its hint before choosing a direction and passes false).
+ */
+static unsigned long fmm_bottomup(unsigned long addr, unsigned long len,
+				  unsigned long flags, unsigned long align_mask,
+				  unsigned long align_offset, bool try_hint)
+{
+	struct fmm_search s = {
+		.length = len,
+		.align_mask = align_mask,
+		.align_offset = align_offset,
+	};
+
+	fmm_bottomup_range(addr, flags, &s.low, &s.high);
+	if (len > s.high)
+		return -ENOMEM;
+	if (addr && try_hint) {
+		addr = PAGE_ALIGN(addr);
+		if (addr <= s.high - len && fmm_range_free(addr, len))
+			return addr;
+	}
+	return fmm_search_up(&s);
+}
+
+static unsigned long fmm_topdown(unsigned long addr0, unsigned long len,
+				 unsigned long flags, unsigned long align_mask,
+				 unsigned long align_offset, bool try_hint)
+{
+	struct fmm_search s = {
+		.length = len,
+		.low = PAGE_SIZE,
+		.align_mask = align_mask,
+		.align_offset = align_offset,
+	};
+	unsigned long addr = addr0;
+
+	if (len > TASK_SIZE)
+		return -ENOMEM;
+	/* MAP_32BIT wants the low 2 GiB: that search is always bottom-up. */
+	if (!in_32bit_syscall() && (flags & MAP_32BIT))
+		goto bottomup;
+
+	if (addr && try_hint) {
+		addr &= PAGE_MASK;
+		if (fmm_hint_valid(addr, len) && fmm_range_free(addr, len))
+			return addr;
+	}
+
+	s.high = fmm_mmap_base(current->mm, false);
+	/* A hint above the 47-bit window opens the whole address space. */
+	if (addr > DEFAULT_MAP_WINDOW && !in_32bit_syscall())
+		s.high += TASK_SIZE_MAX - DEFAULT_MAP_WINDOW;
+	addr = fmm_search_down(&s);
+	if (!offset_in_page(addr))
+		return addr;
+bottomup:
+	/*
+	 * A failed mmap() very likely kills the application; fall back to
+	 * the bottom-up search, as the kernel and the parisc port do.
+	 */
+	return fmm_bottomup(addr0, len, flags, align_mask, align_offset, try_hint);
+}
+
+/* The part every entry point shares: MAP_FIXED and file alignment. */
+static unsigned long fmm_gua(struct file *filp, unsigned long addr,
+			     unsigned long len, unsigned long pgoff,
+			     unsigned long flags, bool topdown)
+{
+	unsigned long align_mask = 0, align_offset = pgoff << PAGE_SHIFT;
+
+	if (len > TASK_SIZE)
+		return -ENOMEM;
+	/* No address checking: see mmap_address_hint_valid()'s comment. */
+	if (flags & MAP_FIXED)
+		return addr;
+	if (filp) {
+		align_mask = fmm_align_mask();
+		align_offset += fmm_align_bits();
+	}
+	if (topdown)
+		return fmm_topdown(addr, len, flags, align_mask, align_offset, true);
+	return fmm_bottomup(addr, len, flags, align_mask, align_offset, true);
+}
+
+/*
+ * Four entry points, one per (direction, reason), so the pointer in the mm
+ * says why the module chose it.  noinline and distinct bodies keep the
+ * compiler from folding them into one address.
+ */
+unsigned long noinline fmm_gua_legacy_forced(struct file *filp,
+					     unsigned long addr,
+					     unsigned long len,
+					     unsigned long pgoff,
+					     unsigned long flags)
+{
+	return fmm_gua(filp, addr, len, pgoff, flags, false);
+}
+
+unsigned long noinline fmm_gua_legacy_auto(struct file *filp,
+					   unsigned long addr,
+					   unsigned long len,
+					   unsigned long pgoff,
+					   unsigned long flags)
+{
+	barrier();
+	return fmm_gua(filp, addr, len, pgoff, flags, false);
+}
+
+unsigned long noinline fmm_gua_topdown_forced(struct file *filp,
+					      unsigned long addr,
+					      unsigned long len,
+					      unsigned long pgoff,
+					      unsigned long flags)
+{
+	return fmm_gua(filp, addr, len, pgoff, flags, true);
+}
+
+unsigned long noinline fmm_gua_topdown_auto(struct file *filp,
+					    unsigned long addr,
+					    unsigned long len,
+					    unsigned long pgoff,
+					    unsigned long flags)
+{
+	barrier();
+	return fmm_gua(filp, addr, len, pgoff, flags, true);
+}
+
+/*
+ * arch/x86/mm/hugetlbpage.c: hugetlb_get_unmapped_area(), reached through
+ * an ftrace redirect for module mms only.  The kernel's version picks its
+ * direction by comparing mm->get_unmapped_area with arch_get_unmapped_area,
+ * which sends every module mm top-down; this one asks the mm's layout.
+ */
+unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
+					    unsigned long addr,
+					    unsigned long len,
+					    unsigned long pgoff,
+					    unsigned long flags)
+{
+	struct hstate *h = hstate_file(file);
+	unsigned long hmask = huge_page_mask(h);
+	enum fmm_alloc a = fmm_mm_alloc(current->mm);
+
+	if (len & ~hmask)
+		return -EINVAL;
+	if (len > TASK_SIZE)
+		return -ENOMEM;
+	if (flags & MAP_FIXED) {
+		if (addr & ~hmask)
+			return -EINVAL;
+		return addr;
+	}
+	atomic_long_inc(&fmm_stats.hugetlb);
+	if (addr) {
+		addr &= hmask;
+		if (fmm_hint_valid(addr, len) && fmm_range_free(addr, len))
+			return addr;
+	}
+	if (fmm_alloc_is_bottomup(a))
+		return fmm_bottomup(addr, len, flags, ~hmask & PAGE_MASK, 0, false);
+	return fmm_topdown(addr, len, flags, ~hmask & PAGE_MASK, 0, false);
+}

@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flexmmap: the control surface.
+ *
+ *	vm.flexmmap_layout (and layout=)  0 kernel, 1 legacy, 2 flexible, 3 auto
+ *	/proc/flexmmap/stats              counters, "name value" per line
+ *	/proc/flexmmap/tasks              "PID MODE ALLOCATOR COMM" per process
+ *
+ * The layout applies to programs exec'd after the write; running processes
+ * keep the allocator they were given.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/module.h>
+#include <linux/moduleparam.h>
+#include <linux/proc_fs.h>
+#include <linux/seq_file.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/sysctl.h>
+#include "flexmmap.h"
+
+int fmm_layout = FLEXMMAP_LAYOUT_AUTO;
+
+static int fmm_param_set_layout(const char *val, const struct kernel_param *kp)
+{
+	int v, ret;
+
+	ret = kstrtoint(val, 0, &v);
+	if (ret || v < 0 || v > FLEXMMAP_LAYOUT_MAX) {
+		pr_err("layout=%s: must be 0 (kernel), 1 (legacy), 2 (flexible) or 3 (auto)\n",
+		       val);
+		return -EINVAL;
+	}
+	*(int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops fmm_layout_ops = {
+	.set = fmm_param_set_layout,
+	.get = param_get_int,
+};
+
+/* Read-only in sysfs: the sysctl is the one place to change it. */
+module_param_cb(layout, &fmm_layout_ops, &fmm_layout, 0444);
+MODULE_PARM_DESC(layout,
+		 "initial vm.flexmmap_layout: 0 kernel, 1 legacy, 2 flexible, 3 auto (2004 policy, default)");
+
+static int fmm_layout_max = FLEXMMAP_LAYOUT_MAX;
+
+static struct ctl_table fmm_sysctls[] = {
+	{
+		.procname = "flexmmap_layout",
+		.data = &fmm_layout,
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = proc_dointvec_minmax,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = &fmm_layout_max,
+	},
+	{ }
+};
+
+static struct ctl_table_header *fmm_sysctl_header;
+static struct proc_dir_entry *fmm_proc_dir;
+
+static int fmm_stats_show(struct seq_file *m, void *v)
+{
+	seq_printf(m, "layout %d\n", READ_ONCE(fmm_layout));
+	seq_printf(m, "exec_kernel %ld\n", atomic_long_read(&fmm_stats.exec_kernel));
+	seq_printf(m, "exec_legacy %ld\n", atomic_long_read(&fmm_stats.exec_legacy));
+	seq_printf(m, "exec_flexible %ld\n", atomic_long_read(&fmm_stats.exec_flexible));
+	seq_printf(m, "exec_unknown %ld\n", atomic_long_read(&fmm_stats.exec_unknown));
+	seq_printf(m, "mms_module %lu\n", fmm_track_count());
+	seq_printf(m, "fork_inherit %ld\n", atomic_long_read(&fmm_stats.fork_inherit));
+	seq_printf(m, "fork_fixup %ld\n", atomic_long_read(&fmm_stats.fork_fixup));
+	seq_printf(m, "forks_inflight %d\n", atomic_read(&fmm_stats.forks_inflight));
+	seq_printf(m, "fallback %ld\n", atomic_long_read(&fmm_stats.fallback));
+	seq_printf(m, "hugetlb %ld\n", atomic_long_read(&fmm_stats.hugetlb));
+	fmm_hooks_show(m);
+	return 0;
+}
+
+static const char *const fmm_mode_names[] = {
+	[FMM_ALLOC_OTHER] = "other",
+	[FMM_ALLOC_KERNEL_TOPDOWN] = "kernel",
+	[FMM_ALLOC_KERNEL_BOTTOMUP] = "kernel",
+	[FMM_ALLOC_LEGACY_FORCED] = "legacy",
+	[FMM_ALLOC_LEGACY_AUTO] = "auto",
+	[FMM_ALLOC_TOPDOWN_FORCED] = "flexible",
+	[FMM_ALLOC_TOPDOWN_AUTO] = "auto",
+};
+
+static const char *const fmm_alloc_names[] = {
+	[FMM_ALLOC_OTHER] = "other",
+	[FMM_ALLOC_KERNEL_TOPDOWN] = FLEXMMAP_ALLOC_KERNEL_TOPDOWN,
+	[FMM_ALLOC_KERNEL_BOTTOMUP] = FLEXMMAP_ALLOC_KERNEL_BOTTOMUP,
+	[FMM_ALLOC_LEGACY_FORCED] = FLEXMMAP_ALLOC_MODULE_BOTTOMUP,
+	[FMM_ALLOC_LEGACY_AUTO] = FLEXMMAP_ALLOC_MODULE_BOTTOMUP,
+	[FMM_ALLOC_TOPDOWN_FORCED] = FLEXMMAP_ALLOC_MODULE_TOPDOWN,
+	[FMM_ALLOC_TOPDOWN_AUTO] = FLEXMMAP_ALLOC_MODULE_TOPDOWN,
+};
+
+/*
+ * One line per process.  A zombie leader has no mm of its own; its live
+ * threads still share one, so look at each thread until one has it.
+ */
+static int fmm_tasks_show(struct seq_file *m, void *v)
+{
+	struct task_struct *p, *t;
+	enum fmm_alloc a;
+
+	rcu_read_lock();
+	for_each_process(p) {
+		if (p->flags & PF_KTHREAD)
+			continue;
+		for_each_thread(p, t) {
+			task_lock(t);
+			if (!t->mm) {
+				task_unlock(t);
+				continue;
+			}
+			a = fmm_mm_alloc(t->mm);
+			task_unlock(t);
+			seq_printf(m, "%d %s %s %s\n", task_tgid_nr(p),
+				   fmm_mode_names[a], fmm_alloc_names[a], t->comm);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return 0;
+}
+
+int fmm_control_init(void)
+{
+	fmm_proc_dir = proc_mkdir("flexmmap", NULL);
+	if (!fmm_proc_dir) {
+		pr_err("cannot create /proc/flexmmap\n");
+		return -ENOMEM;
+	}
+	if (!proc_create_single("stats", 0444, fmm_proc_dir, fmm_stats_show) ||
+	    !proc_create_single("tasks", 0444, fmm_proc_dir, fmm_tasks_show)) {
+		pr_err("cannot create /proc/flexmmap files\n");
+		goto out_remove_proc;
+	}
+	fmm_sysctl_header = register_sysctl("vm", fmm_sysctls);
+	if (!fmm_sysctl_header) {
+		pr_err("cannot register vm.flexmmap_layout\n");
+		goto out_remove_proc;
+	}
+	return 0;
+
+out_remove_proc:
+	proc_remove(fmm_proc_dir);
+	return -ENOMEM;
+}
+
+void fmm_control_exit(void)
+{
+	unregister_sysctl_table(fmm_sysctl_header);
+	proc_remove(fmm_proc_dir);
+}

@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flexmmap: declarations shared between the module's files.
+ *
+ * main.c    hook table, init and the unload sequence
+ * kapi.c    the only file that knows kernel-version details (6.1 now)
+ * policy.c  which layout an exec gets, and the bases it starts from
+ * alloc.c   the bottom-up and top-down allocators, hugetlb placement
+ * track.c   the set of mms on our allocators; fork, exit and unload
+ * control.c sysctls, module parameters and /proc/flexmmap
+ */
+#ifndef _FLEXMMAP_INTERNAL_H
+#define _FLEXMMAP_INTERNAL_H
+
+#include <linux/mm_types.h>
+#include <linux/kprobes.h>
+#include <linux/atomic.h>
+#include "../include/flexmmap.h"
+
+/**
+ * enum fmm_alloc - which allocator an mm is on
+ * @FMM_ALLOC_OTHER: something we do not know (another module, say)
+ * @FMM_ALLOC_KERNEL_TOPDOWN: arch_get_unmapped_area_topdown
+ * @FMM_ALLOC_KERNEL_BOTTOMUP: arch_get_unmapped_area
+ * @FMM_ALLOC_LEGACY_FORCED: ours, bottom-up, chosen by layout 1
+ * @FMM_ALLOC_LEGACY_AUTO: ours, bottom-up, chosen by the 2004 policy
+ * @FMM_ALLOC_TOPDOWN_FORCED: ours, top-down, chosen by layout 2
+ * @FMM_ALLOC_TOPDOWN_AUTO: ours, top-down, chosen by the 2004 policy
+ *
+ * The mm records the mode applied at exec in the pointer itself: each
+ * (direction, reason) pair has its own entry point, so no per-mm storage
+ * is needed to answer "what did the module do to this process".
+ */
+enum fmm_alloc {
+	FMM_ALLOC_OTHER,
+	FMM_ALLOC_KERNEL_TOPDOWN,
+	FMM_ALLOC_KERNEL_BOTTOMUP,
+	FMM_ALLOC_LEGACY_FORCED,
+	FMM_ALLOC_LEGACY_AUTO,
+	FMM_ALLOC_TOPDOWN_FORCED,
+	FMM_ALLOC_TOPDOWN_AUTO,
+};
+
+static inline bool fmm_alloc_is_module(enum fmm_alloc a)
+{
+	return a >= FMM_ALLOC_LEGACY_FORCED;
+}
+
+static inline bool fmm_alloc_is_bottomup(enum fmm_alloc a)
+{
+	return a == FMM_ALLOC_KERNEL_BOTTOMUP || a == FMM_ALLOC_LEGACY_FORCED ||
+	       a == FMM_ALLOC_LEGACY_AUTO;
+}
+
+/**
+ * struct fmm_stats - counters shown in /proc/flexmmap/stats
+ * @exec_kernel: execs left as the kernel set them up
+ * @exec_legacy: execs given the module's bottom-up allocator
+ * @exec_flexible: execs given the module's top-down allocator
+ * @exec_unknown: execs whose allocator was neither of the kernel's
+ * @fallback: mms put back on the kernel's allocator for lack of memory
+ * @fork_inherit: forks whose child stayed on a module allocator
+ * @fork_fixup: forks whose child had to be brought in line with its parent
+ * @forks_inflight: forks that copied a module pointer, not yet fixed up
+ * @hugetlb: huge page placements done for module mms
+ */
+struct fmm_stats {
+	atomic_long_t exec_kernel;
+	atomic_long_t exec_legacy;
+	atomic_long_t exec_flexible;
+	atomic_long_t exec_unknown;
+	atomic_long_t fallback;
+	atomic_long_t fork_inherit;
+	atomic_long_t fork_fixup;
+	atomic_t forks_inflight;
+	atomic_long_t hugetlb;
+};
+
+extern struct fmm_stats fmm_stats;
+extern int fmm_layout;
+
+/* kapi.c */
+int fmm_kapi_init(void);
+enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm);
+void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a);
+unsigned long fmm_stack_guard_gap(void);
+unsigned long fmm_mmap_min_addr(void);
+unsigned long fmm_align_mask(void);
+unsigned long fmm_align_bits(void);
+unsigned long fmm_hugetlb_gua_addr(void);
+bool fmm_hint_valid(unsigned long addr, unsigned long len);
+unsigned long fmm_task_size_32(void);
+unsigned long fmm_task_size_64(bool full_addr_space);
+unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy);
+void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
+		      const struct rlimit *rlim_stack);
+
+/* alloc.c */
+unsigned long fmm_gua_legacy_forced(struct file *filp, unsigned long addr,
+				    unsigned long len, unsigned long pgoff,
+				    unsigned long flags);
+unsigned long fmm_gua_legacy_auto(struct file *filp, unsigned long addr,
+				  unsigned long len, unsigned long pgoff,
+				  unsigned long flags);
+unsigned long fmm_gua_topdown_forced(struct file *filp, unsigned long addr,
+				     unsigned long len, unsigned long pgoff,
+				     unsigned long flags);
+unsigned long fmm_gua_topdown_auto(struct file *filp, unsigned long addr,
+				   unsigned long len, unsigned long pgoff,
+				   unsigned long flags);
+unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
+					    unsigned long addr,
+					    unsigned long len,
+					    unsigned long pgoff,
+					    unsigned long flags);
+
+/* policy.c */
+int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs);
+
+/* track.c */
+bool fmm_track_add(struct mm_struct *mm);
+unsigned long fmm_track_count(void);
+int fmm_mm_init_pre(struct kprobe *p, struct pt_regs *regs);
+int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs);
+int fmm_exit_pre(struct kprobe *p, struct pt_regs *regs);
+void fmm_track_begin_unload(void);
+void fmm_track_drain(void);
+
+/* control.c */
+/* main.c */
+struct seq_file;
+void fmm_hooks_show(struct seq_file *m);
+
+int fmm_control_init(void);
+void fmm_control_exit(void);
+
+#endif /* _FLEXMMAP_INTERNAL_H */

@@ -1,0 +1,275 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flexmmap: the kernel-version layer.
+ *
+ * Everything that depends on how this kernel (Debian's 6.1) stores the
+ * layout lives here: the per-mm get_unmapped_area pointer, the four bases,
+ * and the symbols the kernel does not export (found through kallsyms at
+ * load time).  A port to a kernel without mm->get_unmapped_area (6.10+)
+ * changes this file and leaves the policy and the allocators alone.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/version.h>
+#include <linux/kprobes.h>
+#include <linux/mm.h>
+#include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/personality.h>
+#include <linux/compat.h>
+#include <asm/elf.h>
+#include "flexmmap.h"
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#error "flexmmap: this kernel has no mm->get_unmapped_area; port kapi.c"
+#endif
+
+static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
+
+/* Kernel objects we need but the kernel does not export. */
+static void *fmm_k_bottomup;		/* arch_get_unmapped_area */
+static void *fmm_k_topdown;		/* arch_get_unmapped_area_topdown */
+static unsigned long *fmm_k_stack_guard_gap;
+static unsigned long *fmm_k_mmap_min_addr;
+static struct va_alignment *fmm_k_va_align;	/* optional */
+static unsigned long fmm_k_hugetlb_gua;
+
+/*
+ * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
+ * on it by name tells us where it is.
+ */
+static int fmm_find_kallsyms(void)
+{
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret < 0) {
+		pr_err("cannot find kallsyms_lookup_name (%d)\n", ret);
+		return ret;
+	}
+	fmm_kallsyms_lookup_name = (void *)kp.addr;
+	unregister_kprobe(&kp);
+	return 0;
+}
+
+static int fmm_lookup(const char *name, unsigned long *addr)
+{
+	*addr = fmm_kallsyms_lookup_name(name);
+	if (!*addr) {
+		pr_err("kernel symbol %s not found\n", name);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+int fmm_kapi_init(void)
+{
+	unsigned long a;
+	int ret;
+
+	ret = fmm_find_kallsyms();
+	if (ret)
+		return ret;
+
+	ret = fmm_lookup("arch_get_unmapped_area", &a);
+	if (ret)
+		return ret;
+	fmm_k_bottomup = (void *)a;
+	ret = fmm_lookup("arch_get_unmapped_area_topdown", &a);
+	if (ret)
+		return ret;
+	fmm_k_topdown = (void *)a;
+	ret = fmm_lookup("stack_guard_gap", &a);
+	if (ret)
+		return ret;
+	fmm_k_stack_guard_gap = (unsigned long *)a;
+	ret = fmm_lookup("mmap_min_addr", &a);
+	if (ret)
+		return ret;
+	fmm_k_mmap_min_addr = (unsigned long *)a;
+	ret = fmm_lookup("hugetlb_get_unmapped_area", &fmm_k_hugetlb_gua);
+	if (ret)
+		return ret;
+	/* Only AMD family 15h uses it; without it we simply do not align. */
+	fmm_k_va_align = (struct va_alignment *)fmm_kallsyms_lookup_name("va_align");
+	return 0;
+}
+
+/*
+ * The mm's allocator, read without the mmap lock: a stale answer is fine
+ * for reporting, and callers that act on it hold the lock.
+ */
+enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm)
+{
+	void *gua = READ_ONCE(mm->get_unmapped_area);
+
+	if (gua == fmm_k_topdown)
+		return FMM_ALLOC_KERNEL_TOPDOWN;
+	if (gua == fmm_k_bottomup)
+		return FMM_ALLOC_KERNEL_BOTTOMUP;
+	if (gua == fmm_gua_legacy_forced)
+		return FMM_ALLOC_LEGACY_FORCED;
+	if (gua == fmm_gua_legacy_auto)
+		return FMM_ALLOC_LEGACY_AUTO;
+	if (gua == fmm_gua_topdown_forced)
+		return FMM_ALLOC_TOPDOWN_FORCED;
+	if (gua == fmm_gua_topdown_auto)
+		return FMM_ALLOC_TOPDOWN_AUTO;
+	return FMM_ALLOC_OTHER;
+}
+
+/*
+ * Point @mm at allocator @a.  Callers hold the mm's mmap lock for writing
+ * or own the mm alone (exec, a fork before the child can run).
+ */
+void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a)
+{
+	unsigned long (*gua)(struct file *, unsigned long, unsigned long,
+			     unsigned long, unsigned long);
+
+	switch (a) {
+	case FMM_ALLOC_KERNEL_TOPDOWN:
+		gua = fmm_k_topdown;
+		break;
+	case FMM_ALLOC_KERNEL_BOTTOMUP:
+		gua = fmm_k_bottomup;
+		break;
+	case FMM_ALLOC_LEGACY_FORCED:
+		gua = fmm_gua_legacy_forced;
+		break;
+	case FMM_ALLOC_LEGACY_AUTO:
+		gua = fmm_gua_legacy_auto;
+		break;
+	case FMM_ALLOC_TOPDOWN_FORCED:
+		gua = fmm_gua_topdown_forced;
+		break;
+	case FMM_ALLOC_TOPDOWN_AUTO:
+		gua = fmm_gua_topdown_auto;
+		break;
+	default:
+		return;
+	}
+	WRITE_ONCE(mm->get_unmapped_area, gua);
+}
+
+unsigned long fmm_stack_guard_gap(void)
+{
+	return READ_ONCE(*fmm_k_stack_guard_gap);
+}
+
+/* The lowest address an allocator may hand out. */
+unsigned long fmm_mmap_min_addr(void)
+{
+	return max(PAGE_ALIGN(READ_ONCE(*fmm_k_mmap_min_addr)), PAGE_SIZE);
+}
+
+/* arch/x86/kernel/sys_x86_64.c: get_align_mask() and get_align_bits(). */
+unsigned long fmm_align_mask(void)
+{
+	const struct va_alignment *va = fmm_k_va_align;
+
+	if (!va || va->flags < 0 || !(va->flags & (2 - mmap_is_ia32())))
+		return 0;
+	if (!(current->flags & PF_RANDOMIZE))
+		return 0;
+	return va->mask;
+}
+
+unsigned long fmm_align_bits(void)
+{
+	return fmm_k_va_align ? fmm_k_va_align->bits & fmm_align_mask() : 0;
+}
+
+unsigned long fmm_hugetlb_gua_addr(void)
+{
+	return fmm_k_hugetlb_gua;
+}
+
+/* arch/x86/mm/mmap.c: mmap_address_hint_valid(), not exported. */
+bool fmm_hint_valid(unsigned long addr, unsigned long len)
+{
+	if (TASK_SIZE - len < addr)
+		return false;
+	return (addr > DEFAULT_MAP_WINDOW) == (addr + len > DEFAULT_MAP_WINDOW);
+}
+
+/* arch/x86/mm/mmap.c: get_mmap_base(); 32-bit syscalls use the compat pair. */
+unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy)
+{
+#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
+	if (in_32bit_syscall())
+		return legacy ? mm->mmap_compat_legacy_base : mm->mmap_compat_base;
+#endif
+	return legacy ? mm->mmap_legacy_base : mm->mmap_base;
+}
+
+/* arch/x86/mm/mmap.c: task_size_32bit() and task_size_64bit(), not exported */
+unsigned long fmm_task_size_32(void)
+{
+	return IA32_PAGE_OFFSET;
+}
+
+unsigned long fmm_task_size_64(bool full_addr_space)
+{
+	return full_addr_space ? TASK_SIZE_MAX : DEFAULT_MAP_WINDOW;
+}
+
+/* arch/x86/mm/mmap.c: stack_maxrandom_size() */
+static unsigned long fmm_stack_maxrandom(unsigned long task_size)
+{
+	if (!(current->flags & PF_RANDOMIZE))
+		return 0;
+	return (-1UL & __STACK_RND_MASK(task_size == fmm_task_size_32())) << PAGE_SHIFT;
+}
+
+/*
+ * The 2004 rule, as arch/x86/mm/mmap.c's mmap_base() still has it: the top
+ * of the mmap area sits a gap below the stack, gap = stack rlimit + stack
+ * randomisation + guard gap, clamped to [128 MiB, 5/6 of the task size].
+ * The random offset is the one the kernel already drew for the legacy base,
+ * so the result equals the kernel's own flexible base and keeps its entropy.
+ */
+static unsigned long fmm_flexible_base(unsigned long legacy_base,
+				       unsigned long task_size,
+				       const struct rlimit *rlim_stack)
+{
+	unsigned long rnd = legacy_base - __TASK_UNMAPPED_BASE(task_size);
+	unsigned long gap = rlim_stack->rlim_cur;
+	unsigned long pad = fmm_stack_maxrandom(task_size) + fmm_stack_guard_gap();
+
+	/* Values close to RLIM_INFINITY can overflow. */
+	if (gap + pad > gap)
+		gap += pad;
+	gap = clamp(gap, SZ_128M, (task_size / 6) * 5);
+	return PAGE_ALIGN(task_size - gap - rnd);
+}
+
+/*
+ * Set the bases of a freshly exec'd mm for the chosen direction.  The
+ * kernel already drew the random offsets and computed the legacy bases;
+ * only the top-down bases may need computing, when the kernel had chosen
+ * legacy itself (setarch -L, vm.legacy_va_layout=1).
+ */
+void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
+		      const struct rlimit *rlim_stack)
+{
+	bool kernel_legacy = READ_ONCE(mm->get_unmapped_area) == fmm_k_bottomup;
+
+	if (legacy) {
+		mm->mmap_base = mm->mmap_legacy_base;
+#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
+		mm->mmap_compat_base = mm->mmap_compat_legacy_base;
+#endif
+		return;
+	}
+	if (!kernel_legacy)
+		return;
+	mm->mmap_base = fmm_flexible_base(mm->mmap_legacy_base,
+					  fmm_task_size_64(false), rlim_stack);
+#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
+	mm->mmap_compat_base = fmm_flexible_base(mm->mmap_compat_legacy_base,
+						 fmm_task_size_32(), rlim_stack);
+#endif
+}
