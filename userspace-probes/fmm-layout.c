@@ -334,8 +334,8 @@ static void setup_layout(void)
 
 static void print_layout(void)
 {
-	ksft_print_msg("%d-bit task, personality 0x%x%s, randomisation %s\n",
-		       L.is64 ? 64 : 32, personality(0xffffffff),
+	ksft_print_msg("PID %d, %d-bit task, personality 0x%x%s, randomisation %s\n",
+		       getpid(), L.is64 ? 64 : 32, personality(0xffffffff),
 		       L.addr_3gb ? " (ADDR_LIMIT_3GB)" : "",
 		       L.randomize ? "on" : "off");
 	ksft_print_msg("task size 0x%lx, legacy base 0x%lx, mmap rnd bits %u%s (max offset 0x%lx), stack rnd max 0x%lx\n",
