@@ -20,7 +20,7 @@
 #include <linux/random.h>
 #include <linux/sched.h>
 #include <linux/compat.h>
-#include "flexmmap.h"
+#include "fmm.h"
 
 /* include/linux/mm.h's vm_start_gap()/vm_end_gap() use an unexported gap. */
 static unsigned long fmm_vm_start_gap(struct vm_area_struct *vma)
@@ -252,7 +252,7 @@ static unsigned long fmm_gua(struct file *filp, unsigned long addr,
  * says why the module chose it.  noinline and distinct bodies keep the
  * compiler from folding them into one address.
  */
-unsigned long noinline fmm_gua_legacy_forced(struct file *filp,
+noinline unsigned long fmm_gua_legacy_forced(struct file *filp,
 					     unsigned long addr,
 					     unsigned long len,
 					     unsigned long pgoff,
@@ -261,7 +261,7 @@ unsigned long noinline fmm_gua_legacy_forced(struct file *filp,
 	return fmm_gua(filp, addr, len, pgoff, flags, false);
 }
 
-unsigned long noinline fmm_gua_legacy_auto(struct file *filp,
+noinline unsigned long fmm_gua_legacy_auto(struct file *filp,
 					   unsigned long addr,
 					   unsigned long len,
 					   unsigned long pgoff,
@@ -271,7 +271,7 @@ unsigned long noinline fmm_gua_legacy_auto(struct file *filp,
 	return fmm_gua(filp, addr, len, pgoff, flags, false);
 }
 
-unsigned long noinline fmm_gua_topdown_forced(struct file *filp,
+noinline unsigned long fmm_gua_topdown_forced(struct file *filp,
 					      unsigned long addr,
 					      unsigned long len,
 					      unsigned long pgoff,
@@ -280,7 +280,7 @@ unsigned long noinline fmm_gua_topdown_forced(struct file *filp,
 	return fmm_gua(filp, addr, len, pgoff, flags, true);
 }
 
-unsigned long noinline fmm_gua_topdown_auto(struct file *filp,
+noinline unsigned long fmm_gua_topdown_auto(struct file *filp,
 					    unsigned long addr,
 					    unsigned long len,
 					    unsigned long pgoff,

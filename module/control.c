@@ -18,7 +18,7 @@
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/sysctl.h>
-#include "flexmmap.h"
+#include "fmm.h"
 
 int fmm_layout = FLEXMMAP_LAYOUT_AUTO;
 

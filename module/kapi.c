@@ -11,7 +11,6 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
-#include <linux/version.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
@@ -19,11 +18,7 @@
 #include <linux/personality.h>
 #include <linux/compat.h>
 #include <asm/elf.h>
-#include "flexmmap.h"
-
-#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
-#error "flexmmap: this kernel has no mm->get_unmapped_area; port kapi.c"
-#endif
+#include "fmm.h"
 
 static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
 
@@ -126,8 +121,9 @@ enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm)
  */
 void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a)
 {
-	unsigned long (*gua)(struct file *, unsigned long, unsigned long,
-			     unsigned long, unsigned long);
+	unsigned long (*gua)(struct file *filp, unsigned long addr,
+			     unsigned long len, unsigned long pgoff,
+			     unsigned long flags);
 
 	switch (a) {
 	case FMM_ALLOC_KERNEL_TOPDOWN:

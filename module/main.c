@@ -19,7 +19,7 @@
 #include <linux/ftrace.h>
 #include <linux/seq_file.h>
 #include <linux/sched.h>
-#include "flexmmap.h"
+#include "fmm.h"
 
 struct fmm_stats fmm_stats;
 
@@ -32,6 +32,7 @@ static void notrace fmm_hugetlb_ftrace(unsigned long ip, unsigned long parent_ip
 				       struct ftrace_ops *ops,
 				       struct ftrace_regs *fregs)
 {
+	unsigned long ours = (unsigned long)fmm_hugetlb_get_unmapped_area;
 	struct mm_struct *mm = current->mm;
 	int bit;
 
@@ -39,8 +40,7 @@ static void notrace fmm_hugetlb_ftrace(unsigned long ip, unsigned long parent_ip
 	if (WARN_ON_ONCE(bit < 0))
 		return;
 	if (mm && fmm_alloc_is_module(fmm_mm_alloc(mm)))
-		ftrace_instruction_pointer_set(fregs,
-			(unsigned long)fmm_hugetlb_get_unmapped_area);
+		ftrace_instruction_pointer_set(fregs, ours);
 	ftrace_test_recursion_unlock(bit);
 }
 

@@ -22,7 +22,7 @@
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
-#include "flexmmap.h"
+#include "fmm.h"
 
 int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -78,4 +78,5 @@ int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 		atomic_long_inc(&fmm_stats.exec_flexible);
 	return 0;
 }
+
 NOKPROBE_SYMBOL(fmm_exec_pre);

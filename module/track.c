@@ -33,7 +33,7 @@
 #include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/delay.h>
-#include "flexmmap.h"
+#include "fmm.h"
 
 #define FMM_HASH_BITS 10
 
@@ -122,6 +122,7 @@ int fmm_mm_init_pre(struct kprobe *p, struct pt_regs *regs)
 	atomic_inc(&fmm_stats.forks_inflight);
 	return 0;
 }
+
 NOKPROBE_SYMBOL(fmm_mm_init_pre);
 
 /* uprobe_dup_mmap(oldmm, newmm), called with oldmm's mmap lock held. */
@@ -158,6 +159,7 @@ int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs)
 	}
 	return 0;
 }
+
 NOKPROBE_SYMBOL(fmm_dup_pre);
 
 /* exit_mmap(mm): the mm is going away. */
@@ -172,6 +174,7 @@ int fmm_exit_pre(struct kprobe *p, struct pt_regs *regs)
 		atomic_dec(&fmm_stats.forks_inflight);
 	return 0;
 }
+
 NOKPROBE_SYMBOL(fmm_exit_pre);
 
 /*

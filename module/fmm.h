@@ -9,8 +9,8 @@
  * track.c   the set of mms on our allocators; fork, exit and unload
  * control.c sysctls, module parameters and /proc/flexmmap
  */
-#ifndef _FLEXMMAP_INTERNAL_H
-#define _FLEXMMAP_INTERNAL_H
+#ifndef _FMM_H
+#define _FMM_H
 
 #include <linux/mm_types.h>
 #include <linux/kprobes.h>
@@ -134,4 +134,4 @@ void fmm_hooks_show(struct seq_file *m);
 int fmm_control_init(void);
 void fmm_control_exit(void);
 
-#endif /* _FLEXMMAP_INTERNAL_H */
+#endif /* _FMM_H */
