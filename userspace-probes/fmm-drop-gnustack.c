@@ -59,8 +59,11 @@ static int drop_gnustack(unsigned char *buf, size_t size, const char *path)
 
 	if (size < EI_NIDENT || memcmp(buf, ELFMAG, SELFMAG))
 		die("%s is not an ELF file", path);
-	if (buf[EI_DATA] != (__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ?
-			     ELFDATA2LSB : ELFDATA2MSB))
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	if (buf[EI_DATA] != ELFDATA2LSB)
+#else
+	if (buf[EI_DATA] != ELFDATA2MSB)
+#endif
 		die("%s: byte order differs from the host's", path);
 
 	if (buf[EI_CLASS] == ELFCLASS64 && size >= sizeof(Elf64_Ehdr)) {

@@ -384,7 +384,8 @@ static void find_heap_and_stack(void)
 		L.heap_start = v->start;
 		L.heap_end = v->end;
 	} else {
-		L.heap_start = L.heap_end = (unsigned long)sbrk(0);
+		L.heap_start = (unsigned long)sbrk(0);
+		L.heap_end = L.heap_start;
 	}
 	v = find_vma_named("[stack]");
 	if (v) {

@@ -231,15 +231,15 @@ static void *control_loop(void *arg)
 			break;
 		}
 		if (nfds == 2 && pfd[1].revents) {
-			if (getline(&line, &len, stdin) < 0) {
-				nfds = 1;	/* EOF: signals only from now */
-			} else if (!strcmp(line, "quit\n")) {
+			/* At EOF, listen to signals only from now on. */
+			if (getline(&line, &len, stdin) < 0)
+				nfds = 1;
+			else if (!strcmp(line, "quit\n"))
 				break;
-			} else if (!strcmp(line, "stats\n")) {
+			else if (!strcmp(line, "stats\n"))
 				print_stats("stats");
-			} else {
+			else
 				do_check();
-			}
 		}
 		if (!(pfd[0].revents & POLLIN))
 			continue;
