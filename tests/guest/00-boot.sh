@@ -1,0 +1,24 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The guest is the one we meant to boot: Debian's stock 6.1 kernel of the
+# release the module is built against, with the environment qemu/run promises.
+. "$(dirname "$0")/lib.sh"
+
+if [ -n "${FLEXMMAP_KVER:-}" ]; then
+	t_eq "guest runs the expected kernel release ($FLEXMMAP_KVER)" "$FLEXMMAP_KVER" "$(uname -r)"
+else
+	t_fail "guest runs the expected kernel release" "FLEXMMAP_KVER is not set (qemu/run sets it)"
+fi
+t_check "the release's modules are installed (/lib/modules/$(uname -r))" \
+	test -f "/lib/modules/$(uname -r)/modules.dep"
+t_eq "commands run as root" 0 "$(id -u)"
+# shellcheck disable=SC2016 # expanded by sh -c
+t_check "/tmp is a writable tmpfs" sh -c \
+	'[ "$(stat -f -c %T /tmp)" = tmpfs ] && echo x >/tmp/.w && rm /tmp/.w'
+t_check "the build output is mounted read-only at $FMM_DIR" sh -c \
+	"findmnt -n -o OPTIONS $FMM_DIR | grep -qE '(^|,)ro(,|$)'"
+missing=
+for c in insmod rmmod modinfo modprobe lsmod dmesg setarch sysctl find stress-ng paxtest strace file; do
+	command -v "$c" >/dev/null || missing="$missing $c"
+done
+t_eq "the admin and test tools are on PATH" "" "${missing# }"

@@ -1,0 +1,51 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The static user-space probes run in the guest, 64- and 32-bit, and read
+# their own /proc/self/maps.  Probes with tests of their own are listed only;
+# add a test file NN-name.sh that mentions a probe's name to take it over.
+. "$(dirname "$0")/lib.sh"
+
+[ -d "$FMM_PROBES" ] || {
+	t_fail "the probes are built ($FMM_PROBES)" "run 'make probes' on the host"
+	exit 0
+}
+t_ok "the probes are built ($FMM_PROBES)"
+
+for bits in 64 32; do
+	p=$FMM_PROBES/fmm-layout-$bits
+	if [ ! -x "$p" ]; then
+		t_fail "fmm-layout-$bits exists" "no executable $p"
+		continue
+	fi
+	desc=$(file -b "$p")
+	case $desc in
+	"ELF $bits-bit"*"statically linked"*) t_ok "fmm-layout-$bits is a static $bits-bit ELF" ;;
+	*) t_fail "fmm-layout-$bits is a static $bits-bit ELF" "file: $desc" ;;
+	esac
+	rc=0
+	out=$(timeout 60 "$p" --print 2>&1) || rc=$?
+	if [ "$rc" = 0 ] && grep -q '=0x' <<<"$out"; then
+		t_ok "fmm-layout-$bits --print reads its maps"
+		printf '%s\n' "$out" | t_sub
+	else
+		t_fail "fmm-layout-$bits --print reads its maps" "exit status $rc" "$out"
+		continue
+	fi
+	if [ "$bits" = 32 ]; then
+		high=$(grep -oE '0x[0-9a-fA-F]{9,}' <<<"$out" | grep -vE '^0x0*[0-9a-fA-F]{1,8}$' || true)
+		t_eq "fmm-layout-32 sees only 32-bit addresses" "" "$high"
+	fi
+done
+
+# Every other fmm-* program: named here until a test of its own mentions it.
+for p in "$FMM_PROBES"/fmm-*; do
+	if [ ! -f "$p" ] || [ ! -x "$p" ]; then continue; fi
+	name=${p##*/}
+	case $name in fmm-layout-64 | fmm-layout-32) continue ;; esac
+	owner=$(grep -lF -- "$name" "$FMM_TESTS"/[0-9][0-9]-*.sh 2>/dev/null | grep -v '/20-probes\.sh$' | head -n 1)
+	if [ -n "$owner" ]; then
+		t_diag "$name: tested by ${owner##*/}"
+	else
+		t_diag "$name: no test of its own yet"
+	fi
+done
