@@ -1,0 +1,52 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Every vm.flexmmap_layout mode x {64-bit, 32-bit} x {binary with
+# PT_GNU_STACK, binary without it, setarch -L, vm.legacy_va_layout=1} gets
+# the layout (checked from /proc/self/maps by fmm-layout) and the allocator
+# and mode (checked in /proc/flexmmap/tasks) that the rules say.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+rmmod flexmmap 2>/dev/null
+insmod "$FMM_KO" || t_skip_all "insmod $FMM_KO failed"
+sysctl -qw vm.nr_hugepages=8 || true
+
+# expected LAYOUT ALLOC MODE for: $1 mode, $2 variant
+expect() {
+	local mode=$1 v=$2 kernel_legacy=0
+	case $v in setarch-L | legacy_va_layout) kernel_legacy=1 ;; esac
+	case $mode in
+	0) if [ $kernel_legacy = 1 ]; then echo "bottomup kernel-bottomup kernel"
+	   else echo "topdown kernel-topdown kernel"; fi ;;
+	1) echo "bottomup module-bottomup legacy" ;;
+	2) echo "topdown module-topdown flexible" ;;
+	3) if [ "$v" = has-gnu-stack ]; then echo "topdown module-topdown auto"
+	   else echo "bottomup module-bottomup auto"; fi ;;
+	esac
+}
+
+for mode in 0 1 2 3; do
+	echo "$mode" >/proc/sys/vm/flexmmap_layout
+	for bits in 64 32; do
+		for v in has-gnu-stack no-gnu-stack setarch-L legacy_va_layout; do
+			bin=$FMM_PROBES/fmm-layout-$bits
+			pre=()
+			lva=0
+			case $v in
+			no-gnu-stack) bin=$bin-nognustack ;;
+			setarch-L) pre=(setarch -L) ;;
+			legacy_va_layout) lva=1 ;;
+			esac
+			read -r layout alloc m < <(expect "$mode" "$v")
+			sysctl -qw vm.legacy_va_layout=$lva
+			t_check "layout=$mode ${bits}-bit $v: $layout, $alloc, mode $m" \
+				"${pre[@]}" "$bin" --expect "$layout" \
+				--expect-alloc "$alloc" --expect-mode "$m"
+			sysctl -qw vm.legacy_va_layout=0
+		done
+	done
+done
+
+echo 3 >/proc/sys/vm/flexmmap_layout
+rmmod flexmmap || t_fail "rmmod after the layout matrix"

@@ -1,0 +1,71 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The control surface: bad sysctl input is rejected and changes nothing,
+# bad module parameters make insmod fail with a message naming them, and
+# modinfo describes every parameter.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+S=/proc/sys/vm/flexmmap_layout
+rmmod flexmmap 2>/dev/null
+
+params=$(modinfo -F parm "$FMM_KO")
+if grep -q '^layout:.*[a-z]' <<<"$params"; then
+	t_ok "modinfo describes layout="
+else
+	t_fail "modinfo describes layout=" "saw: $params"
+fi
+
+for bad in 4 -1 7 99999999999 abc; do
+	t_dmesg_mark
+	if insmod "$FMM_KO" layout="$bad" 2>/dev/null; then
+		rmmod flexmmap
+		t_fail "insmod layout=$bad refused" "insmod succeeded"
+	elif t_dmesg_since | grep -q "layout=$bad"; then
+		t_ok "insmod layout=$bad refused, log names the parameter"
+	else
+		t_fail "insmod layout=$bad refused, log names the parameter" \
+			"$(t_dmesg_since)"
+	fi
+done
+
+insmod "$FMM_KO" layout=2 || t_skip_all "insmod failed"
+t_eq "layout= sets the initial value" 2 "$(cat $S)"
+
+# Each rejected write must fail (EINVAL) and leave the old value.
+for bad in 4 -1 abc '' 2x 3.5 ' '; do
+	echo 1 >$S
+	if printf '%s\n' "$bad" >$S 2>/dev/null; then
+		t_fail "write '$bad' rejected" "the write succeeded"
+	else
+		t_eq "write '$bad' rejected, value stays 1" 1 "$(cat $S)"
+	fi
+done
+printf '' >$S
+t_eq "zero-length write changes nothing" 1 "$(cat $S)"
+for good in 0 1 2 3; do
+	echo "$good" >$S
+	t_eq "write $good accepted" "$good" "$(cat $S)"
+done
+
+# Concurrent writers of valid values: the value is always a valid one.
+for w in 0 1 2 3; do
+	(for _ in $(seq 200); do echo $w >$S; done) &
+done
+bad=0
+for _ in $(seq 200); do
+	case $(cat $S) in 0 | 1 | 2 | 3) ;; *) bad=$((bad + 1)) ;; esac
+done
+wait
+t_eq "concurrent writers: every read is a valid mode" 0 "$bad"
+
+stats=$(cat /proc/flexmmap/stats)
+if grep -q '^missed_setup_arg_pages [0-9]' <<<"$stats" &&
+	grep -q '^mms_module [0-9]' <<<"$stats"; then
+	t_ok "/proc/flexmmap/stats reports counters and missed probe hits"
+else
+	t_fail "/proc/flexmmap/stats reports counters and missed probe hits" "$stats"
+fi
+rmmod flexmmap || t_fail "rmmod"
+t_check "sysctl gone after rmmod" test ! -e $S

@@ -1,0 +1,77 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Policy details: setarch -R gives the same addresses twice, randomisation
+# stays on otherwise, a mode change applies to the next exec only, and the
+# legacy choice for a binary without PT_GNU_STACK is not inherited by the
+# programs it execs (unlike the 2004 patch's ADDR_COMPAT_LAYOUT bit).
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+S=/proc/sys/vm/flexmmap_layout
+P=$FMM_PROBES
+rmmod flexmmap 2>/dev/null
+insmod "$FMM_KO" || t_skip_all "insmod failed"
+
+alloc_of() { awk -v p="$1" '$1 == p { print $3 }' /proc/flexmmap/tasks; }
+
+for mode in 1 2 3; do
+	echo $mode >$S
+	for bits in 64 32; do
+		a=$(setarch -R "$P/fmm-layout-$bits" --print)
+		b=$(setarch -R "$P/fmm-layout-$bits" --print)
+		if [ -n "$a" ] && [ "$a" = "$b" ]; then
+			t_ok "layout=$mode ${bits}-bit: setarch -R gives the same addresses twice"
+		else
+			t_fail "layout=$mode ${bits}-bit: setarch -R gives the same addresses twice" \
+				"first:" "$a" "second:" "$b"
+		fi
+		seen=$(for _ in 1 2 3 4 5; do
+			"$P/fmm-layout-$bits" --print | grep '^mmap0='
+		done | sort -u | wc -l)
+		if [ "$seen" -ge 4 ]; then
+			t_ok "layout=$mode ${bits}-bit: mmap base randomised ($seen distinct in 5 runs)"
+		else
+			t_fail "layout=$mode ${bits}-bit: mmap base randomised" \
+				"expected >= 4 distinct first mmaps in 5 runs, saw $seen"
+		fi
+	done
+done
+
+# A mode change applies to the next exec; a running process keeps its own.
+echo 1 >$S
+"$P/fmm-sleep-64" >/tmp/sleeper.out 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q ready /tmp/sleeper.out && break; sleep 0.1; done
+echo 2 >$S
+t_check "after layout 1 -> 2, a new exec is top-down" \
+	"$P/fmm-layout-64" --expect topdown --expect-alloc module-topdown --expect-mode flexible
+t_eq "the process exec'd under layout 1 stays bottom-up" module-bottomup "$(alloc_of $pid)"
+kill -USR1 $pid
+sleep 0.5
+kill $pid
+wait $pid
+t_eq "it still maps memory after the change" 0 $?
+
+# The legacy choice is per exec: a no-PT_GNU_STACK shell is bottom-up, the
+# PT_GNU_STACK program it execs is top-down again.
+echo 3 >$S
+bb=$(command -v busybox)
+if [ -z "$bb" ] || ! "$P/fmm-drop-gnustack" "$bb" /tmp/busybox-nognustack >/dev/null 2>&1; then
+	t_skip "no-PT_GNU_STACK parent does not pass legacy to its exec'd child" \
+		"cannot make a busybox without PT_GNU_STACK"
+else
+	chmod +x /tmp/busybox-nognustack
+	out=$(/tmp/busybox-nognustack sh -c \
+		"awk -v p=\$\$ '\$1 == p { print \$3 }' /proc/flexmmap/tasks;
+		 exec $P/fmm-layout-64 --expect topdown --expect-alloc module-topdown" 2>&1)
+	rc=$?
+	parent=$(head -n 1 <<<"$out")
+	t_eq "layout=3: a shell without PT_GNU_STACK is bottom-up" module-bottomup "$parent"
+	if [ $rc = 0 ]; then
+		t_ok "layout=3: the PT_GNU_STACK program it execs is top-down (no inheritance)"
+	else
+		t_fail "layout=3: the PT_GNU_STACK program it execs is top-down (no inheritance)" "$out"
+	fi
+fi
+rmmod flexmmap || t_fail "rmmod"

@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# rmmod while processes run on the module's allocators: 64- and 32-bit,
+# multithreaded, forking in a loop (children mmap), and one with a zombie
+# thread-group leader.  rmmod succeeds, every process then maps memory again
+# without error, and the kernel log stays clean.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+P=$FMM_PROBES
+rmmod flexmmap 2>/dev/null
+
+run_case() { # LAYOUT
+	local layout=$1 i pid n=0 bad=0 out rc
+	local -a pids=() args=(
+		"64"
+		"32 --threads 3"
+		"64 --fork-loop"
+		"32 --fork-loop --threads 2"
+		"64 --threads 2 --exit-leader"
+	)
+
+	t_dmesg_mark
+	insmod "$FMM_KO" layout="$layout" || { t_fail "insmod layout=$layout"; return; }
+	for i in "${!args[@]}"; do
+		local -a a
+		read -r -a a <<<"${args[$i]}"
+		"$P/fmm-sleep-${a[0]}" "${a[@]:1}" </dev/null >"/tmp/sleeper.$i" 2>&1 &
+		pids+=($!)
+	done
+	for i in "${!pids[@]}"; do
+		for _ in $(seq 100); do grep -q '^ready' "/tmp/sleeper.$i" && break; sleep 0.1; done
+	done
+	sleep 1
+	for pid in "${pids[@]}"; do
+		grep -q "^$pid .* module-" /proc/flexmmap/tasks && n=$((n + 1))
+	done
+	t_eq "layout=$layout: ${#pids[@]} processes on module allocators before rmmod" \
+		"${#pids[@]}" "$n"
+	t_check "layout=$layout: rmmod with them running" rmmod flexmmap
+	for pid in "${pids[@]}"; do kill -USR1 "$pid"; done
+	sleep 2
+	for i in "${!pids[@]}"; do
+		kill -TERM "${pids[$i]}"
+		wait "${pids[$i]}"
+		rc=$?
+		out=$(cat "/tmp/sleeper.$i")
+		if [ $rc != 0 ] || ! grep -q '^ok' <<<"$out" || grep -q '^fail' <<<"$out"; then
+			bad=$((bad + 1))
+			t_diag "fmm-sleep-${args[$i]} exited $rc:"
+			t_sub <<<"$out"
+		fi
+	done
+	t_eq "layout=$layout: every process maps memory after rmmod, forks and threads included" 0 "$bad"
+	out=$(t_kernel_problems)
+	t_eq "layout=$layout: no WARN/oops in the kernel log" "" "$out"
+}
+
+for layout in 1 2 3; do
+	run_case $layout
+done
