@@ -4,8 +4,9 @@
 #
 #   make            build the module and the user-space probes (into the cache)
 #   make image      build (or reuse) the QEMU guest image
-#   make vm         boot the guest with an interactive shell
-#   make check      build, boot the guest, run the test suite (TAP, "N passed, N failed")
+#   make vm         boot the guest with an interactive shell (VM_ARGS: qemu/run options)
+#   make check      build, boot the guest, run the test suite (TAP, "N passed, N failed";
+#                   CHECK_ARGS: tests/check options)
 #   make demo       build, boot the guest, show what loading flexmmap changes
 #   make clean      remove build outputs (the guest image stays; see clean-cache)
 #
@@ -54,19 +55,23 @@ probes: ksrc
 	$(MAKE) -C $(SRC)/userspace-probes O=$(OUT)/probes KSFT_DIR=$(LINUX_SRC)/tools/testing/selftests
 
 # The guest sees $(OUT) at /flexmmap: module, probes and the guest-side tests.
+# Replaced whole, so a test deleted from tests/guest does not linger.
 stage:
-	@mkdir -p $(OUT)/tests
-	@cp -r $(SRC)/tests/guest/. $(OUT)/tests/
+	@mkdir -p $(OUT)
+	@t=$$(mktemp -d $(OUT)/.tests.XXXXXX) && cp -r $(SRC)/tests/guest/. $$t/ && \
+	  chmod 755 $$t && rm -rf $(OUT)/tests && mv $$t $(OUT)/tests
 
 image: deps
 	@$(SRC)/guest-image/build
 
+# make vm VM_ARGS="--share DIR --append hugepages=16"
 vm: deps all image
-	@$(SRC)/qemu/run
+	@$(SRC)/qemu/run $(VM_ARGS)
 
+# make check CHECK_ARGS="--guest-only 30-"
 check: deps
 	@$(MAKE) --no-print-directory all image
-	@$(SRC)/tests/check
+	@$(SRC)/tests/check $(CHECK_ARGS)
 
 demo: deps
 	@$(MAKE) --no-print-directory all image
