@@ -32,7 +32,7 @@ FMM_KO=${FMM_KO:-$FMM_DIR/flexmmap.ko}
 FMM_PROBES=${FMM_PROBES:-$FMM_DIR/probes}
 FMM_TESTS=${FMM_TESTS:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-T_BAD_KERNEL='Oops|BUG:|WARNING:|Kernel panic|soft lockup|rcu_sched self-detected|rcu: INFO|general protection fault|Call Trace'
+T_BAD_KERNEL='Oops|BUG:|WARNING:|Kernel panic|soft lockup|rcu_sched self-detected|rcu: INFO|general protection fault|blocked for more than|Call Trace'
 
 t_ok() { echo "ok - $1"; }
 
