@@ -4,7 +4,7 @@
  *
  * Loading it hooks the exec path (see policy.c) and the fork and exit paths
  * (see track.c) with kprobes, and redirects x86's hugetlb placement with
- * ftrace.  mmap() itself is not hooked: a managed process's
+ * one more.  mmap() itself is not hooked: a managed process's
  * mm->get_unmapped_area points at the module's allocators (alloc.c).
  *
  *	insmod flexmmap.ko [layout=0..3]
@@ -16,7 +16,6 @@
 
 #include <linux/module.h>
 #include <linux/kprobes.h>
-#include <linux/ftrace.h>
 #include <linux/seq_file.h>
 #include <linux/sched.h>
 #include "fmm.h"
@@ -25,40 +24,33 @@ struct fmm_stats fmm_stats;
 
 /*
  * Redirect hugetlb_get_unmapped_area() to ours for module mms only; other
- * processes run the kernel's function untouched.  Done the way
- * kernel/livepatch/patch.c does it.
+ * processes run the kernel's function untouched.  A pre-handler that moves
+ * the instruction pointer and returns 1 resumes there with the original
+ * arguments (the way kprobe-based error injection overrides a function).
  */
-static void notrace fmm_hugetlb_ftrace(unsigned long ip, unsigned long parent_ip,
-				       struct ftrace_ops *ops,
-				       struct ftrace_regs *fregs)
+static int fmm_hugetlb_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	unsigned long ours = (unsigned long)fmm_hugetlb_get_unmapped_area;
 	struct mm_struct *mm = current->mm;
-	int bit;
 
-	bit = ftrace_test_recursion_trylock(ip, parent_ip);
-	if (WARN_ON_ONCE(bit < 0))
-		return;
-	if (mm && fmm_alloc_is_module(fmm_mm_alloc(mm)))
-		ftrace_instruction_pointer_set(fregs, ours);
-	ftrace_test_recursion_unlock(bit);
+	if (!mm || !fmm_alloc_is_module(fmm_mm_alloc(mm)))
+		return 0;
+	instruction_pointer_set(regs, (unsigned long)fmm_hugetlb_get_unmapped_area);
+	return 1;
 }
+
+NOKPROBE_SYMBOL(fmm_hugetlb_pre);
 
 /**
  * struct fmm_hook - one place the module hooks into the kernel
  * @symbol: the kernel function
- * @pre: kprobe pre-handler, for kprobe hooks
- * @redirect: ftrace handler, for functions the module replaces
- * @kp: the kprobe, when @pre is set
- * @ops: the ftrace ops, when @redirect is set
+ * @pre: the kprobe pre-handler
+ * @kp: the kprobe
  * @installed: whether it is in place now
  */
 struct fmm_hook {
 	const char *symbol;
 	kprobe_pre_handler_t pre;
-	ftrace_func_t redirect;
 	struct kprobe kp;
-	struct ftrace_ops ops;
 	bool installed;
 };
 
@@ -70,7 +62,7 @@ static struct fmm_hook fmm_hooks[] = {
 	{ .symbol = "mm_init", .pre = fmm_mm_init_pre },
 	{ .symbol = "uprobe_dup_mmap", .pre = fmm_dup_pre },
 	{ .symbol = "exit_mmap", .pre = fmm_exit_pre },
-	{ .symbol = "hugetlb_get_unmapped_area", .redirect = fmm_hugetlb_ftrace },
+	{ .symbol = "hugetlb_get_unmapped_area", .pre = fmm_hugetlb_pre },
 	{ .symbol = "setup_arg_pages", .pre = fmm_exec_pre },
 };
 
@@ -80,25 +72,9 @@ static int fmm_hook_install(struct fmm_hook *h)
 {
 	int ret;
 
-	if (h->pre) {
-		h->kp.symbol_name = h->symbol;
-		h->kp.pre_handler = h->pre;
-		ret = register_kprobe(&h->kp);
-	} else {
-		h->ops.func = h->redirect;
-		h->ops.flags = FTRACE_OPS_FL_IPMODIFY |
-#ifndef CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS
-			       FTRACE_OPS_FL_SAVE_REGS |
-#endif
-			       FTRACE_OPS_FL_PERMANENT;
-		ret = ftrace_set_filter(&h->ops, (unsigned char *)h->symbol,
-					strlen(h->symbol), 1);
-		if (!ret) {
-			ret = register_ftrace_function(&h->ops);
-			if (ret)
-				ftrace_free_filter(&h->ops);
-		}
-	}
+	h->kp.symbol_name = h->symbol;
+	h->kp.pre_handler = h->pre;
+	ret = register_kprobe(&h->kp);
 	if (ret) {
 		pr_err("cannot hook %s (%d)\n", h->symbol, ret);
 		return ret;
@@ -111,15 +87,9 @@ static void fmm_hook_remove(struct fmm_hook *h)
 {
 	if (!h->installed)
 		return;
-	if (h->pre) {
-		unregister_kprobe(&h->kp);
-		if (h->kp.nmissed)
-			pr_warn("%s: %lu hit(s) missed\n", h->symbol,
-				h->kp.nmissed);
-	} else {
-		unregister_ftrace_function(&h->ops);
-		ftrace_free_filter(&h->ops);
-	}
+	unregister_kprobe(&h->kp);
+	if (h->kp.nmissed)
+		pr_warn("%s: %lu hit(s) missed\n", h->symbol, h->kp.nmissed);
 	h->installed = false;
 }
 
@@ -162,9 +132,8 @@ void fmm_hooks_show(struct seq_file *m)
 	int i;
 
 	for (i = 0; i < ARRAY_SIZE(fmm_hooks); i++)
-		if (fmm_hooks[i].pre)
-			seq_printf(m, "missed_%s %lu\n", fmm_hooks[i].symbol,
-				   fmm_hooks[i].kp.nmissed);
+		seq_printf(m, "missed_%s %lu\n", fmm_hooks[i].symbol,
+			   fmm_hooks[i].kp.nmissed);
 }
 
 static int __init fmm_init(void)
