@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The guest is the one we meant to boot: Debian's stock 6.1 kernel of the
 # release the module is built against, with the environment qemu/run promises.
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 if [ -n "${FLEXMMAP_KVER:-}" ]; then

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0
 # The freshly built module loads into the stock kernel and unloads again,
 # without a warning in the kernel log.
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
 

@@ -3,6 +3,7 @@
 # The static user-space probes run in the guest, 64- and 32-bit, and read
 # their own /proc/self/maps.  Probes with tests of their own are listed only;
 # add a test file NN-name.sh that mentions a probe's name to take it over.
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 
 [ -d "$FMM_PROBES" ] || {
