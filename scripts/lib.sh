@@ -7,13 +7,14 @@ FLEXMMAP_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 FLEXMMAP_CACHE=${FLEXMMAP_CACHE:-${HOME:-/root}/.cache/flexmmap}
 export FLEXMMAP_ROOT FLEXMMAP_CACHE
 
+# Scripts may set FLEXMMAP_PROG (e.g. qemu/run) to name themselves in messages.
 die() {
-	echo "${0##*/}: error: $*" >&2
+	echo "${FLEXMMAP_PROG:-${0##*/}}: error: $*" >&2
 	exit 1
 }
 
 note() {
-	echo "${0##*/}: $*" >&2
+	echo "${FLEXMMAP_PROG:-${0##*/}}: $*" >&2
 }
 
 # The release (6.1.0-NN-amd64) of the newest installed Debian 6.1 headers.
