@@ -23,12 +23,21 @@
 static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
 
 /* Kernel objects we need but the kernel does not export. */
-static void *fmm_k_bottomup;		/* arch_get_unmapped_area */
-static void *fmm_k_topdown;		/* arch_get_unmapped_area_topdown */
 static unsigned long *fmm_k_stack_guard_gap;
 static unsigned long *fmm_k_mmap_min_addr;
 static struct va_alignment *fmm_k_va_align;	/* optional */
 static unsigned long fmm_k_hugetlb_gua;
+
+/*
+ * The allocator behind each enum fmm_alloc; the kernel's two are filled in
+ * by fmm_kapi_init().  One table serves both directions of the mapping.
+ */
+static void *fmm_allocs[] = {
+	[FMM_ALLOC_LEGACY_FORCED] = fmm_gua_legacy_forced,
+	[FMM_ALLOC_LEGACY_AUTO] = fmm_gua_legacy_auto,
+	[FMM_ALLOC_TOPDOWN_FORCED] = fmm_gua_topdown_forced,
+	[FMM_ALLOC_TOPDOWN_AUTO] = fmm_gua_topdown_auto,
+};
 
 /*
  * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
@@ -71,11 +80,11 @@ int fmm_kapi_init(void)
 	ret = fmm_lookup("arch_get_unmapped_area", &a);
 	if (ret)
 		return ret;
-	fmm_k_bottomup = (void *)a;
+	fmm_allocs[FMM_ALLOC_KERNEL_BOTTOMUP] = (void *)a;
 	ret = fmm_lookup("arch_get_unmapped_area_topdown", &a);
 	if (ret)
 		return ret;
-	fmm_k_topdown = (void *)a;
+	fmm_allocs[FMM_ALLOC_KERNEL_TOPDOWN] = (void *)a;
 	ret = fmm_lookup("stack_guard_gap", &a);
 	if (ret)
 		return ret;
@@ -99,19 +108,11 @@ int fmm_kapi_init(void)
 enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm)
 {
 	void *gua = READ_ONCE(mm->get_unmapped_area);
+	enum fmm_alloc a;
 
-	if (gua == fmm_k_topdown)
-		return FMM_ALLOC_KERNEL_TOPDOWN;
-	if (gua == fmm_k_bottomup)
-		return FMM_ALLOC_KERNEL_BOTTOMUP;
-	if (gua == fmm_gua_legacy_forced)
-		return FMM_ALLOC_LEGACY_FORCED;
-	if (gua == fmm_gua_legacy_auto)
-		return FMM_ALLOC_LEGACY_AUTO;
-	if (gua == fmm_gua_topdown_forced)
-		return FMM_ALLOC_TOPDOWN_FORCED;
-	if (gua == fmm_gua_topdown_auto)
-		return FMM_ALLOC_TOPDOWN_AUTO;
+	for (a = FMM_ALLOC_KERNEL_TOPDOWN; a < ARRAY_SIZE(fmm_allocs); a++)
+		if (gua == fmm_allocs[a])
+			return a;
 	return FMM_ALLOC_OTHER;
 }
 
@@ -121,33 +122,9 @@ enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm)
  */
 void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a)
 {
-	unsigned long (*gua)(struct file *filp, unsigned long addr,
-			     unsigned long len, unsigned long pgoff,
-			     unsigned long flags);
-
-	switch (a) {
-	case FMM_ALLOC_KERNEL_TOPDOWN:
-		gua = fmm_k_topdown;
-		break;
-	case FMM_ALLOC_KERNEL_BOTTOMUP:
-		gua = fmm_k_bottomup;
-		break;
-	case FMM_ALLOC_LEGACY_FORCED:
-		gua = fmm_gua_legacy_forced;
-		break;
-	case FMM_ALLOC_LEGACY_AUTO:
-		gua = fmm_gua_legacy_auto;
-		break;
-	case FMM_ALLOC_TOPDOWN_FORCED:
-		gua = fmm_gua_topdown_forced;
-		break;
-	case FMM_ALLOC_TOPDOWN_AUTO:
-		gua = fmm_gua_topdown_auto;
-		break;
-	default:
+	if (a == FMM_ALLOC_OTHER || a >= ARRAY_SIZE(fmm_allocs))
 		return;
-	}
-	WRITE_ONCE(mm->get_unmapped_area, gua);
+	WRITE_ONCE(mm->get_unmapped_area, fmm_allocs[a]);
 }
 
 unsigned long fmm_stack_guard_gap(void)
@@ -251,7 +228,7 @@ static unsigned long fmm_flexible_base(unsigned long legacy_base,
 void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
 		      const struct rlimit *rlim_stack)
 {
-	bool kernel_legacy = READ_ONCE(mm->get_unmapped_area) == fmm_k_bottomup;
+	bool kernel_legacy = fmm_mm_alloc(mm) == FMM_ALLOC_KERNEL_BOTTOMUP;
 
 	if (legacy) {
 		mm->mmap_base = mm->mmap_legacy_base;
