@@ -3,6 +3,7 @@
  * flexmmap: the control surface.
  *
  *	vm.flexmmap_layout (and layout=)  0 kernel, 1 legacy, 2 flexible, 3 auto
+ *	vm.flexmmap_nx (and nx=)          0 kernel, 1 legacy-exec, 2 strict, 3 W^X
  *	/proc/flexmmap/stats              counters, "name value" per line
  *	/proc/flexmmap/tasks              "PID MODE ALLOCATOR COMM" per process
  *
@@ -47,6 +48,7 @@ MODULE_PARM_DESC(layout,
 		 "initial vm.flexmmap_layout: 0 kernel, 1 legacy, 2 flexible, 3 auto (2004 policy, default)");
 
 static int fmm_layout_max = FLEXMMAP_LAYOUT_MAX;
+static int fmm_nx_max = FLEXMMAP_NX_MAX;
 
 static struct ctl_table fmm_sysctls[] = {
 	{
@@ -57,6 +59,15 @@ static struct ctl_table fmm_sysctls[] = {
 		.proc_handler = proc_dointvec_minmax,
 		.extra1 = SYSCTL_ZERO,
 		.extra2 = &fmm_layout_max,
+	},
+	{
+		.procname = "flexmmap_nx",
+		.data = &fmm_nx,
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = fmm_nx_sysctl,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = &fmm_nx_max,
 	},
 	{ }
 };
@@ -77,6 +88,16 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "forks_inflight %d\n", atomic_read(&fmm_stats.forks_inflight));
 	seq_printf(m, "fallback %ld\n", atomic_long_read(&fmm_stats.fallback));
 	seq_printf(m, "hugetlb %ld\n", atomic_long_read(&fmm_stats.hugetlb));
+	seq_printf(m, "nx %d\n", READ_ONCE(fmm_nx));
+	seq_printf(m, "wx_armed %d\n", fmm_nx_wx_armed());
+	seq_printf(m, "nx_legacy_exec %ld\n", atomic_long_read(&fmm_stats.nx_legacy_exec));
+	seq_printf(m, "nx_downgraded %ld\n", atomic_long_read(&fmm_stats.nx_downgraded));
+	seq_printf(m, "wx_exec %ld\n", atomic_long_read(&fmm_stats.wx_exec));
+	seq_printf(m, "wx_denied_mmap %ld\n", atomic_long_read(&fmm_stats.wx_denied_mmap));
+	seq_printf(m, "wx_denied_mprotect %ld\n",
+		   atomic_long_read(&fmm_stats.wx_denied_mprotect));
+	seq_printf(m, "wx_denied_personality %ld\n",
+		   atomic_long_read(&fmm_stats.wx_denied_personality));
 	fmm_hooks_show(m);
 	return 0;
 }

@@ -7,6 +7,7 @@
  * policy.c  which layout an exec gets, and the bases it starts from
  * alloc.c   the bottom-up and top-down allocators, hugetlb placement
  * track.c   the set of mms on our allocators; fork, exit and unload
+ * nx.c      the NX policy, vm.flexmmap_nx, and its W^X hooks
  * control.c sysctls, module parameters and /proc/flexmmap
  */
 #ifndef _FMM_H
@@ -63,6 +64,12 @@ static inline bool fmm_alloc_is_bottomup(enum fmm_alloc a)
  * @fork_fixup: forks whose child had to be brought in line with its parent
  * @forks_inflight: forks that copied a module pointer, not yet fixed up
  * @hugetlb: huge page placements done for module mms
+ * @nx_legacy_exec: execs given READ_IMPLIES_EXEC by nx=1
+ * @nx_downgraded: execs refused READ_IMPLIES_EXEC or an executable stack
+ * @wx_exec: execs marked W^X by nx=3
+ * @wx_denied_mmap: W^X denials of mmap()
+ * @wx_denied_mprotect: W^X denials of mprotect()
+ * @wx_denied_personality: W^X denials of personality(READ_IMPLIES_EXEC)
  */
 struct fmm_stats {
 	atomic_long_t exec_kernel;
@@ -74,10 +81,31 @@ struct fmm_stats {
 	atomic_long_t fork_fixup;
 	atomic_t forks_inflight;
 	atomic_long_t hugetlb;
+	atomic_long_t nx_legacy_exec;
+	atomic_long_t nx_downgraded;
+	atomic_long_t wx_exec;
+	atomic_long_t wx_denied_mmap;
+	atomic_long_t wx_denied_mprotect;
+	atomic_long_t wx_denied_personality;
+};
+
+/**
+ * struct fmm_hook - one place the module hooks into the kernel
+ * @symbol: the kernel function
+ * @pre: the kprobe pre-handler
+ * @kp: the kprobe
+ * @installed: whether it is in place now
+ */
+struct fmm_hook {
+	const char *symbol;
+	kprobe_pre_handler_t pre;
+	struct kprobe kp;
+	bool installed;
 };
 
 extern struct fmm_stats fmm_stats;
 extern int fmm_layout;
+extern int fmm_nx;
 
 /* kapi.c */
 int fmm_kapi_init(void);
@@ -126,11 +154,27 @@ int fmm_exit_pre(struct kprobe *p, struct pt_regs *regs);
 void fmm_track_begin_unload(void);
 void fmm_track_drain(void);
 
-/* control.c */
-/* main.c */
+/* nx.c */
+struct linux_binprm;
+struct ctl_table;
 struct seq_file;
+void fmm_nx_exec(struct linux_binprm *bprm, struct pt_regs *regs);
+void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
+int fmm_nx_sysctl(struct ctl_table *table, int write, void *buffer,
+		  size_t *lenp, loff_t *ppos);
+const char *fmm_nx_name(int mode);
+bool fmm_nx_wx_armed(void);
+void fmm_nx_hooks_show(struct seq_file *m);
+int fmm_nx_init(void);
+void fmm_nx_exit(void);
+
+/* main.c */
+int fmm_hooks_install(struct fmm_hook *hooks, int n);
+void fmm_hooks_uninstall(struct fmm_hook *hooks, int n);
+void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n);
 void fmm_hooks_show(struct seq_file *m);
 
+/* control.c */
 int fmm_control_init(void);
 void fmm_control_exit(void);
 

@@ -40,20 +40,6 @@ static int fmm_hugetlb_pre(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(fmm_hugetlb_pre);
 
-/**
- * struct fmm_hook - one place the module hooks into the kernel
- * @symbol: the kernel function
- * @pre: the kprobe pre-handler
- * @kp: the kprobe
- * @installed: whether it is in place now
- */
-struct fmm_hook {
-	const char *symbol;
-	kprobe_pre_handler_t pre;
-	struct kprobe kp;
-	bool installed;
-};
-
 /*
  * Installed in this order, all or nothing.  The exec hook comes last: once
  * it hands out module pointers, fork and exit tracking must already run.
@@ -72,6 +58,8 @@ static int fmm_hook_install(struct fmm_hook *h)
 {
 	int ret;
 
+	/* A kprobe must be cleared before it can be registered again. */
+	memset(&h->kp, 0, sizeof(h->kp));
 	h->kp.symbol_name = h->symbol;
 	h->kp.pre_handler = h->pre;
 	ret = register_kprobe(&h->kp);
@@ -93,12 +81,13 @@ static void fmm_hook_remove(struct fmm_hook *h)
 	h->installed = false;
 }
 
-static int fmm_hooks_install(void)
+/* Install hooks[0..n) in order, all or nothing. */
+int fmm_hooks_install(struct fmm_hook *hooks, int n)
 {
 	int i, ret;
 
-	for (i = 0; i < ARRAY_SIZE(fmm_hooks); i++) {
-		ret = fmm_hook_install(&fmm_hooks[i]);
+	for (i = 0; i < n; i++) {
+		ret = fmm_hook_install(&hooks[i]);
 		if (ret)
 			goto out_remove;
 	}
@@ -106,8 +95,15 @@ static int fmm_hooks_install(void)
 
 out_remove:
 	while (--i >= 0)
-		fmm_hook_remove(&fmm_hooks[i]);
+		fmm_hook_remove(&hooks[i]);
 	return ret;
+}
+
+/* Remove hooks[0..n) in reverse order. */
+void fmm_hooks_uninstall(struct fmm_hook *hooks, int n)
+{
+	while (--n >= 0)
+		fmm_hook_remove(&hooks[n]);
 }
 
 /*
@@ -117,23 +113,28 @@ out_remove:
  */
 static void fmm_hooks_remove(void)
 {
-	int i;
-
 	fmm_hook_remove(FMM_EXEC_HOOK);
+	/* Their deny stub is module text too: the drain's RCU-tasks wait covers it. */
+	fmm_nx_exit();
 	fmm_track_begin_unload();
 	fmm_track_drain();
-	for (i = ARRAY_SIZE(fmm_hooks) - 1; i >= 0; i--)
-		fmm_hook_remove(&fmm_hooks[i]);
+	fmm_hooks_uninstall(fmm_hooks, ARRAY_SIZE(fmm_hooks));
 }
 
 /* For /proc/flexmmap/stats: probe hits missed (re-entrancy), per hook. */
-void fmm_hooks_show(struct seq_file *m)
+void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n)
 {
 	int i;
 
-	for (i = 0; i < ARRAY_SIZE(fmm_hooks); i++)
-		seq_printf(m, "missed_%s %lu\n", fmm_hooks[i].symbol,
-			   fmm_hooks[i].kp.nmissed);
+	for (i = 0; i < n; i++)
+		seq_printf(m, "missed_%s %lu\n", hooks[i].symbol,
+			   hooks[i].kp.nmissed);
+}
+
+void fmm_hooks_show(struct seq_file *m)
+{
+	fmm_hooks_show_missed(m, fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	fmm_nx_hooks_show(m);
 }
 
 static int __init fmm_init(void)
@@ -146,12 +147,18 @@ static int __init fmm_init(void)
 	ret = fmm_control_init();
 	if (ret)
 		return ret;
-	ret = fmm_hooks_install();
+	ret = fmm_nx_init();
 	if (ret)
 		goto out_control_exit;
-	pr_info("loaded, layout %d\n", READ_ONCE(fmm_layout));
+	ret = fmm_hooks_install(fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	if (ret)
+		goto out_nx_exit;
+	pr_info("loaded, layout %d, nx %d\n", READ_ONCE(fmm_layout),
+		READ_ONCE(fmm_nx));
 	return 0;
 
+out_nx_exit:
+	fmm_nx_exit();
 out_control_exit:
 	fmm_control_exit();
 	return ret;

@@ -32,6 +32,8 @@ int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 	int layout = READ_ONCE(fmm_layout);
 	enum fmm_alloc kernel, want;
 
+	/* May change executable_stack's register: ours is read already. */
+	fmm_nx_exec(bprm, regs);
 	if (layout == FLEXMMAP_LAYOUT_KERNEL || !mm) {
 		atomic_long_inc(&fmm_stats.exec_kernel);
 		return 0;

@@ -134,6 +134,7 @@ int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs)
 	enum fmm_alloc child = fmm_mm_alloc(newmm);
 	enum fmm_alloc want = parent;
 
+	fmm_nx_fork(oldmm, newmm);
 	if (fmm_alloc_is_module(child))
 		atomic_dec(&fmm_stats.forks_inflight);
 	if (fmm_alloc_is_module(parent)) {

@@ -57,7 +57,7 @@ t_eq "it still maps memory after the change" 0 $?
 # PT_GNU_STACK program it execs is top-down again.
 echo 3 >$S
 bb=$(command -v busybox)
-if [ -z "$bb" ] || ! "$P/fmm-drop-gnustack" "$bb" /tmp/busybox-nognustack >/dev/null 2>&1; then
+if [ -z "$bb" ] || ! "$P/fmm-elfedit" --drop-gnustack "$bb" /tmp/busybox-nognustack >/dev/null 2>&1; then
 	t_skip "no-PT_GNU_STACK parent does not pass legacy to its exec'd child" \
 		"cannot make a busybox without PT_GNU_STACK"
 else

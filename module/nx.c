@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flexmmap: the NX policy, vm.flexmmap_nx.
+ *
+ *	0 kernel	leave the kernel's choice
+ *	1 legacy-exec	the 2004 rule: a binary without PT_GNU_STACK gets
+ *			READ_IMPLIES_EXEC and an executable stack, 64-bit too
+ *	2 strict	no READ_IMPLIES_EXEC and no executable stack at exec,
+ *			whatever the binary asks
+ *	3 W^X		strict, and no memory writable and executable at once,
+ *			nor executable after it has been writable
+ *
+ * Modes 0-2 act only at exec, from the same setup_arg_pages() probe as the
+ * layout (policy.c calls fmm_nx_exec() first).  It runs after the ELF loader
+ * has read PT_GNU_STACK and set READ_IMPLIES_EXEC for old 32-bit binaries,
+ * and before the stack's flags are computed and the image is mapped, so
+ * changing the personality and the executable_stack argument there decides
+ * both.
+ *
+ * Mode 3 marks the mm (a bit of mm->flags outside MMF_INIT_MASK, so exec
+ * clears it and our fork probe copies it) and arms four more probes, only
+ * while mode 3 is on: security_mmap_file(), security_file_mprotect() and
+ * personality() (64- and 32-bit).  They decide before the function runs;
+ * a denial moves the instruction pointer to fmm_nx_eacces(), which returns
+ * -EACCES to the caller, the way kprobe error injection overrides a
+ * function.  No kretprobe is involved, so nothing is allowed by running out
+ * of instances.  Leaving mode 3 disarms them: processes started under it
+ * keep their non-executable stack but lose the W^X checks until mode 3 is
+ * set again.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/binfmts.h>
+#include <linux/fs.h>
+#include <linux/kprobes.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/mount.h>
+#include <linux/moduleparam.h>
+#include <linux/mutex.h>
+#include <linux/personality.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/string.h>
+#include <linux/spinlock.h>
+#include <linux/sysctl.h>
+#include "fmm.h"
+
+/*
+ * The mark of a W^X process.  6.1 uses mm->flags bits 0-27; MMF_INIT_MASK
+ * does not include this one, so mm_init() clears it for every new mm.
+ */
+#define FMM_MMF_WX	(BITS_PER_LONG - 1)
+
+int fmm_nx = FLEXMMAP_NX_KERNEL;
+static DEFINE_MUTEX(fmm_nx_mutex);
+
+static const char *const fmm_nx_names[] = {
+	[FLEXMMAP_NX_KERNEL] = "kernel",
+	[FLEXMMAP_NX_LEGACY_EXEC] = "legacy-exec",
+	[FLEXMMAP_NX_STRICT] = "strict",
+	[FLEXMMAP_NX_WXORX] = "W^X",
+};
+
+static bool fmm_mm_wx(struct mm_struct *mm)
+{
+	return mm && test_bit(FMM_MMF_WX, &mm->flags);
+}
+
+/* Where a denied call resumes: it returns -EACCES to its caller. */
+static noinline long fmm_nx_eacces(void)
+{
+	return -EACCES;
+}
+
+static int fmm_nx_deny(struct pt_regs *regs, atomic_long_t *counter)
+{
+	atomic_long_inc(counter);
+	instruction_pointer_set(regs, (unsigned long)fmm_nx_eacces);
+	return 1;
+}
+
+NOKPROBE_SYMBOL(fmm_nx_deny);
+
+/*
+ * "Once per binary": the last few binaries reported, by device and inode,
+ * so a program exec'd in a loop logs once, not once per exec.
+ */
+#define FMM_NX_SEEN 16
+
+static struct {
+	dev_t dev;
+	unsigned long ino;
+} fmm_nx_seen[FMM_NX_SEEN];
+static unsigned int fmm_nx_seen_next;
+static DEFINE_SPINLOCK(fmm_nx_seen_lock);
+
+static bool fmm_nx_first_report(struct file *file)
+{
+	struct inode *inode = file_inode(file);
+	unsigned long flags;
+	bool first = true;
+	int i;
+
+	spin_lock_irqsave(&fmm_nx_seen_lock, flags);
+	for (i = 0; i < FMM_NX_SEEN; i++) {
+		if (fmm_nx_seen[i].dev == inode->i_sb->s_dev &&
+		    fmm_nx_seen[i].ino == inode->i_ino) {
+			first = false;
+			break;
+		}
+	}
+	if (first) {
+		fmm_nx_seen[fmm_nx_seen_next].dev = inode->i_sb->s_dev;
+		fmm_nx_seen[fmm_nx_seen_next].ino = inode->i_ino;
+		fmm_nx_seen_next = (fmm_nx_seen_next + 1) % FMM_NX_SEEN;
+	}
+	spin_unlock_irqrestore(&fmm_nx_seen_lock, flags);
+	return first;
+}
+
+/*
+ * Called by the exec probe on setup_arg_pages(bprm, stack_top,
+ * executable_stack), before the layout is decided.
+ */
+void fmm_nx_exec(struct linux_binprm *bprm, struct pt_regs *regs)
+{
+	int executable_stack = (int)regs_get_kernel_argument(regs, 2);
+	int mode = READ_ONCE(fmm_nx);
+	const char *what = NULL;
+
+	switch (mode) {
+	case FLEXMMAP_NX_LEGACY_EXEC:
+		if (executable_stack != EXSTACK_DEFAULT)
+			return;
+		/* Also the stack: its default flags follow the personality. */
+		current->personality |= READ_IMPLIES_EXEC;
+		atomic_long_inc(&fmm_stats.nx_legacy_exec);
+		return;
+	case FLEXMMAP_NX_STRICT:
+	case FLEXMMAP_NX_WXORX:
+		break;
+	default:
+		return;
+	}
+
+	if (current->personality & READ_IMPLIES_EXEC) {
+		current->personality &= ~READ_IMPLIES_EXEC;
+		what = executable_stack == EXSTACK_DEFAULT ?
+		       "READ_IMPLIES_EXEC (no PT_GNU_STACK)" :
+		       "READ_IMPLIES_EXEC (inherited)";
+	}
+	if (executable_stack == EXSTACK_ENABLE_X)
+		what = "an executable stack (PT_GNU_STACK RWX)";
+	regs->dx = EXSTACK_DISABLE_X;
+	if (what) {
+		atomic_long_inc(&fmm_stats.nx_downgraded);
+		if (fmm_nx_first_report(bprm->file))
+			pr_info_ratelimited("nx=%d: %pD asked for %s: not given\n",
+					    mode, bprm->file, what);
+	}
+	if (mode == FLEXMMAP_NX_WXORX && current->mm) {
+		set_bit(FMM_MMF_WX, &current->mm->flags);
+		atomic_long_inc(&fmm_stats.wx_exec);
+	}
+}
+
+NOKPROBE_SYMBOL(fmm_nx_exec);
+
+/* Called by the fork probe, under oldmm's mmap lock. */
+void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
+{
+	if (fmm_mm_wx(oldmm))
+		set_bit(FMM_MMF_WX, &newmm->flags);
+}
+
+NOKPROBE_SYMBOL(fmm_nx_fork);
+
+/* As fs/exec.c's path_noexec(), which is not exported. */
+static bool fmm_path_noexec(const struct path *path)
+{
+	return (path->mnt->mnt_flags & MNT_NOEXEC) ||
+	       (path->mnt->mnt_sb->s_iflags & SB_I_NOEXEC);
+}
+
+/*
+ * One log line per denial, rate-limited: the binary (the mm's exe_file,
+ * RCU-protected, so no reference is taken), its pid, the call, and the file
+ * mapped if any.
+ */
+static void fmm_wx_report(const char *call, const char *what,
+			  struct file *file)
+{
+	struct file *exe;
+
+	rcu_read_lock();
+	exe = rcu_dereference(current->mm->exe_file);
+	if (file)
+		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) of %pD denied\n",
+				    exe, task_pid_nr(current), call, what, file);
+	else if (strcmp(call, "personality"))
+		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) of anonymous memory denied\n",
+				    exe, task_pid_nr(current), call, what);
+	else
+		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) denied\n",
+				    exe, task_pid_nr(current), call, what);
+	rcu_read_unlock();
+}
+
+NOKPROBE_SYMBOL(fmm_wx_report);
+
+/* security_mmap_file(file, prot, flags): before the mapping exists. */
+static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct file *file = (void *)regs_get_kernel_argument(regs, 0);
+	unsigned long prot = regs_get_kernel_argument(regs, 1);
+
+	if (!fmm_mm_wx(current->mm))
+		return 0;
+	/* The hook sees prot before do_mmap() applies READ_IMPLIES_EXEC. */
+	if ((prot & PROT_READ) && (current->personality & READ_IMPLIES_EXEC) &&
+	    !(file && fmm_path_noexec(&file->f_path)))
+		prot |= PROT_EXEC;
+	if ((prot & (PROT_WRITE | PROT_EXEC)) != (PROT_WRITE | PROT_EXEC))
+		return 0;
+	fmm_wx_report("mmap", "PROT_WRITE|PROT_EXEC", file);
+	return fmm_nx_deny(regs, &fmm_stats.wx_denied_mmap);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_mmap_pre);
+
+/*
+ * Has this mapping been writable?  Writable now; private pages written
+ * (an anon_vma exists once a page has been written or copied); anonymous
+ * memory, which holds nothing that was not written to it; or a shared
+ * mapping of a file opened for writing.
+ */
+static bool fmm_vma_was_writable(struct vm_area_struct *vma)
+{
+	return (vma->vm_flags & VM_WRITE) || vma->anon_vma || !vma->vm_file ||
+	       (vma->vm_flags & (VM_SHARED | VM_MAYWRITE)) ==
+		       (VM_SHARED | VM_MAYWRITE);
+}
+
+/*
+ * security_file_mprotect(vma, reqprot, prot): prot already has
+ * READ_IMPLIES_EXEC applied; the mmap lock is held for writing.
+ */
+static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct vm_area_struct *vma = (void *)regs_get_kernel_argument(regs, 0);
+	unsigned long prot = regs_get_kernel_argument(regs, 2);
+	const char *why;
+
+	if (!(prot & PROT_EXEC) || !fmm_mm_wx(current->mm))
+		return 0;
+	if (prot & PROT_WRITE)
+		why = "PROT_WRITE|PROT_EXEC";
+	else if (!(vma->vm_flags & VM_EXEC) && fmm_vma_was_writable(vma))
+		why = "PROT_EXEC, memory that has been writable";
+	else
+		return 0;
+	fmm_wx_report("mprotect", why, vma->vm_file);
+	return fmm_nx_deny(regs, &fmm_stats.wx_denied_mprotect);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_mprotect_pre);
+
+/* brk() hands out executable memory under READ_IMPLIES_EXEC, unchecked. */
+static int fmm_wx_personality(struct pt_regs *regs, unsigned int persona)
+{
+	if (persona == 0xffffffff || !(persona & READ_IMPLIES_EXEC) ||
+	    !fmm_mm_wx(current->mm))
+		return 0;
+	fmm_wx_report("personality", "READ_IMPLIES_EXEC", NULL);
+	return fmm_nx_deny(regs, &fmm_stats.wx_denied_personality);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_personality);
+
+/* The syscall wrappers take the user's registers as their argument. */
+static int fmm_wx_personality64_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct pt_regs *uregs = (void *)regs_get_kernel_argument(regs, 0);
+
+	return fmm_wx_personality(regs, (unsigned int)uregs->di);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_personality64_pre);
+
+static int fmm_wx_personality32_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct pt_regs *uregs = (void *)regs_get_kernel_argument(regs, 0);
+
+	return fmm_wx_personality(regs, (unsigned int)uregs->bx);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_personality32_pre);
+
+static struct fmm_hook fmm_wx_hooks[] = {
+	{ .symbol = "security_mmap_file", .pre = fmm_wx_mmap_pre },
+	{ .symbol = "security_file_mprotect", .pre = fmm_wx_mprotect_pre },
+	{ .symbol = "__x64_sys_personality", .pre = fmm_wx_personality64_pre },
+	{ .symbol = "__ia32_sys_personality", .pre = fmm_wx_personality32_pre },
+};
+
+static bool fmm_wx_armed;
+
+/* Both under fmm_nx_mutex. */
+static int fmm_wx_arm(void)
+{
+	int ret;
+
+	if (fmm_wx_armed)
+		return 0;
+	ret = fmm_hooks_install(fmm_wx_hooks, ARRAY_SIZE(fmm_wx_hooks));
+	if (ret)
+		return ret;
+	fmm_wx_armed = true;
+	return 0;
+}
+
+static void fmm_wx_disarm(void)
+{
+	if (!fmm_wx_armed)
+		return;
+	fmm_hooks_uninstall(fmm_wx_hooks, ARRAY_SIZE(fmm_wx_hooks));
+	fmm_wx_armed = false;
+}
+
+/* Arm before mode 3 can mark anyone; disarm once it can no longer. */
+static int fmm_nx_set(int mode)
+{
+	int ret = 0;
+
+	mutex_lock(&fmm_nx_mutex);
+	if (mode == FLEXMMAP_NX_WXORX)
+		ret = fmm_wx_arm();
+	if (!ret) {
+		WRITE_ONCE(fmm_nx, mode);
+		if (mode != FLEXMMAP_NX_WXORX)
+			fmm_wx_disarm();
+	}
+	mutex_unlock(&fmm_nx_mutex);
+	if (ret)
+		pr_err("vm.flexmmap_nx=3: cannot arm the W^X hooks (%d); mode stays %d\n",
+		       ret, READ_ONCE(fmm_nx));
+	return ret;
+}
+
+int fmm_nx_sysctl(struct ctl_table *table, int write, void *buffer,
+		  size_t *lenp, loff_t *ppos)
+{
+	struct ctl_table t = *table;
+	int mode = READ_ONCE(fmm_nx);
+	int ret;
+
+	t.data = &mode;
+	ret = proc_dointvec_minmax(&t, write, buffer, lenp, ppos);
+	if (ret || !write)
+		return ret;
+	return fmm_nx_set(mode);
+}
+
+static int fmm_param_set_nx(const char *val, const struct kernel_param *kp)
+{
+	int v, ret;
+
+	ret = kstrtoint(val, 0, &v);
+	if (ret || v < 0 || v > FLEXMMAP_NX_MAX) {
+		pr_err("nx=%s: must be 0 (kernel), 1 (legacy-exec), 2 (strict) or 3 (W^X)\n",
+		       val);
+		return -EINVAL;
+	}
+	*(int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops fmm_nx_ops = {
+	.set = fmm_param_set_nx,
+	.get = param_get_int,
+};
+
+/* Read-only in sysfs: the sysctl is the one place to change it. */
+module_param_cb(nx, &fmm_nx_ops, &fmm_nx, 0444);
+MODULE_PARM_DESC(nx,
+		 "initial vm.flexmmap_nx: 0 kernel (default), 1 legacy-exec, 2 strict, 3 W^X");
+
+const char *fmm_nx_name(int mode)
+{
+	return mode >= 0 && mode <= FLEXMMAP_NX_MAX ? fmm_nx_names[mode] : "?";
+}
+
+bool fmm_nx_wx_armed(void)
+{
+	return READ_ONCE(fmm_wx_armed);
+}
+
+void fmm_nx_hooks_show(struct seq_file *m)
+{
+	fmm_hooks_show_missed(m, fmm_wx_hooks, ARRAY_SIZE(fmm_wx_hooks));
+}
+
+/* At load: nx=3 arms the W^X hooks before the exec hook goes in. */
+int fmm_nx_init(void)
+{
+	return fmm_nx == FLEXMMAP_NX_WXORX ? fmm_nx_set(fmm_nx) : 0;
+}
+
+/* At unload, after the exec hook is gone: nothing marks any more. */
+void fmm_nx_exit(void)
+{
+	mutex_lock(&fmm_nx_mutex);
+	fmm_wx_disarm();
+	mutex_unlock(&fmm_nx_mutex);
+}

@@ -1,0 +1,207 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The NX policy, vm.flexmmap_nx: each mode judged by our probes (64- and
+# 32-bit, with, without and with an executable PT_GNU_STACK) and by
+# paxtest's exec and mprotect test programs; W^X (mode 3) lets ordinary
+# programs run and stops deliberately bad ones with a log line naming them;
+# bad input changes nothing; unload leaves running processes alone.
+set -uo pipefail
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+S=/proc/sys/vm/flexmmap_nx
+P=$FMM_PROBES
+VARIANTS="64 32 64-nognustack 32-nognustack 64-execstack 32-execstack"
+PAXDIR=/usr/lib/paxtest
+# The tests "paxtest blackhat" runs first: 7 plain exec, 7 mprotect, text.
+PAXTESTS="anonmap execbss execdata execheap execstack shlibbss shlibdata
+mprotanon mprotbss mprotdata mprotheap mprotstack mprotshbss mprotshdata
+writetext"
+rmmod flexmmap 2>/dev/null
+
+stat_of() { sed -n "s/^$1 //p" /proc/flexmmap/stats; }
+
+# Run each variant of the probe against the rules of mode $1.
+probe_all() {
+	local mode=$1 label=$2 v out
+	for v in $VARIANTS; do
+		if out=$("$P/fmm-nx-$v" --expect "$mode" 2>&1); then
+			t_ok "$label: fmm-nx-$v matches the mode $mode rules"
+		else
+			t_fail "$label: fmm-nx-$v matches the mode $mode rules" \
+				"$(grep -E '^(not ok|#)' <<<"$out")"
+		fi
+	done
+}
+
+# The result lines of paxtest's exec and mprotect tests, run the way the
+# paxtest script runs them (each program prints "Description : Result").
+paxtest_lines() {
+	local t
+	for t in $PAXTESTS; do
+		(cd /tmp && LD_LIBRARY_PATH=$PAXDIR PAXTEST_MODE=1 "$PAXDIR/$t" 2>&1) ||
+			echo "$t: exit $?"
+	done
+}
+
+# --- the stock kernel, module not loaded -------------------------------
+probe_all 0 "stock kernel"
+if [ -x $PAXDIR/anonmap ]; then
+	stock_pax=$(paxtest_lines)
+	t_diag "paxtest, stock kernel:"
+	t_sub <<<"$stock_pax"
+	n_killed=$(grep -c ': Killed$' <<<"$stock_pax")
+	n_vuln=$(grep -c ': Vulnerable$' <<<"$stock_pax")
+	t_eq "stock paxtest: 15 result lines" 15 "$((n_killed + n_vuln))"
+else
+	t_fail "paxtest installed in the guest" "$PAXDIR/anonmap missing"
+	stock_pax=
+fi
+
+# --- bad module parameters and sysctl input -----------------------------
+if grep -q '^nx:.*W^X' <<<"$(modinfo -F parm "$FMM_KO")"; then
+	t_ok "modinfo describes nx="
+else
+	t_fail "modinfo describes nx=" "$(modinfo -F parm "$FMM_KO")"
+fi
+for bad in 4 -1 abc 99999999999; do
+	t_dmesg_mark
+	if insmod "$FMM_KO" nx="$bad" 2>/dev/null; then
+		rmmod flexmmap
+		t_fail "insmod nx=$bad refused" "insmod succeeded"
+	elif t_dmesg_since | grep -q "nx=$bad: must be"; then
+		t_ok "insmod nx=$bad refused, log names the parameter"
+	else
+		t_fail "insmod nx=$bad refused, log names the parameter" \
+			"$(t_dmesg_since)"
+	fi
+done
+
+insmod "$FMM_KO" layout=0 || t_skip_all "insmod failed"
+t_eq "nx defaults to 0" 0 "$(cat $S)"
+t_eq "W^X hooks not armed in mode 0" 0 "$(stat_of wx_armed)"
+echo 2 >$S
+for bad in 4 -1 abc '' 2x ' ' 99999999999; do
+	if printf '%s\n' "$bad" >$S 2>/dev/null; then
+		t_fail "nx write '$bad' rejected" "the write succeeded"
+	else
+		t_eq "nx write '$bad' rejected, value stays 2" 2 "$(cat $S)"
+	fi
+done
+
+# --- each mode ----------------------------------------------------------
+for mode in 0 1 2 3; do
+	echo $mode >$S
+	t_eq "nx=$mode: W^X hooks armed only in mode 3" \
+		"$([ $mode = 3 ] && echo 1 || echo 0)" "$(stat_of wx_armed)"
+	t_dmesg_mark
+	probe_all $mode "nx=$mode"
+	case $mode in
+	2)
+		# Logged once per binary: run it again, still one line.
+		"$P/fmm-nx-64-execstack" --print >/dev/null
+		n=$(t_dmesg_since | grep -c 'nx=2: fmm-nx-64-execstack asked for an executable stack')
+		t_eq "nx=2: the downgrade is logged once per binary" 1 "$n"
+		;;
+	esac
+	[ -n "$stock_pax" ] || continue
+	pax=$(paxtest_lines)
+	t_diag "paxtest, nx=$mode:"
+	t_sub <<<"$pax"
+	case $mode in
+	0)
+		t_eq "nx=0: paxtest results equal the stock kernel's" \
+			"$stock_pax" "$pax"
+		;;
+	3)
+		t_eq "nx=3: every paxtest exec, mprotect and text test Killed" \
+			15 "$(grep -c ': Killed$' <<<"$pax")"
+		;;
+	*)
+		t_eq "nx=$mode: paxtest's 7 plain exec tests Killed" 7 \
+			"$(head -7 <<<"$pax" | grep -c ': Killed$')"
+		;;
+	esac
+done
+
+# --- W^X: ordinary programs run, bad binaries fail and are named --------
+echo 3 >$S
+t_dmesg_mark
+t_eq "nx=3: a dynamically linked shell runs" hello "$(bash -c 'echo hello')"
+t_check "nx=3: coreutils run (ls /)" ls /
+t_eq "nx=3: perl runs" 42 "$(perl -e 'print 6 * 7')"
+if command -v python3 >/dev/null; then
+	out=$(python3 - 2>&1 <<'EOF'
+import ctypes
+libc = ctypes.CDLL(None)
+CMP = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(ctypes.c_int),
+                       ctypes.POINTER(ctypes.c_int))
+arr = (ctypes.c_int * 6)(5, 1, 4, 6, 2, 3)
+libc.qsort(arr, 6, ctypes.sizeof(ctypes.c_int), CMP(lambda a, b: a[0] - b[0]))
+print(list(arr))
+EOF
+	)
+	t_eq "nx=3: python3 sorts with a ctypes callback (libffi closure)" \
+		"[1, 2, 3, 4, 5, 6]" "$out"
+else
+	t_fail "python3 installed in the guest" "python3 missing"
+fi
+t_diag "W^X denials while ordinary programs ran (none expected):"
+t_dmesg_since | grep 'W^X' | t_sub
+t_eq "nx=3: ordinary programs caused no W^X denial" 0 \
+	"$(t_dmesg_since | grep -c 'W^X')"
+
+t_dmesg_mark
+"$P/fmm-nx-64-rwxtext" --print >/dev/null 2>&1
+rc=$?
+if [ $rc -ne 0 ] && t_dmesg_since | grep -q 'W^X: fmm-nx-64-rwxtext\[[0-9]*\]: mmap(PROT_WRITE|PROT_EXEC) of fmm-nx-64-rwxtext denied'; then
+	t_ok "nx=3: a binary with an RWX PT_LOAD fails (exit $rc), log names it"
+else
+	t_fail "nx=3: a binary with an RWX PT_LOAD fails, log names it" \
+		"exit $rc; $(t_dmesg_since)"
+fi
+# The denial log is rate-limited (printk's 10 lines per 5 s per call site),
+# and the paxtest run above used this site's budget: let it refill.
+sleep 5
+t_dmesg_mark
+echo quit | timeout 60 "$P/fmm-sleep-64-nognustack" --threads 2 >/dev/null 2>&1
+rc=$?
+if [ $rc -ne 0 ] && t_dmesg_since | grep -q 'W^X: fmm-sleep-64-nognustack\[[0-9]*\]: mprotect'; then
+	t_ok "nx=3: threads of a binary without PT_GNU_STACK fail (exit $rc), log names it"
+else
+	t_fail "nx=3: threads of a binary without PT_GNU_STACK fail, log names it" \
+		"exit $rc; $(t_dmesg_since)"
+fi
+denied=$(($(stat_of wx_denied_mmap) + $(stat_of wx_denied_mprotect)))
+if [ "$denied" -gt 0 ] && [ "$(stat_of wx_denied_personality)" -gt 0 ]; then
+	t_ok "denials are counted in /proc/flexmmap/stats ($denied mmap/mprotect)"
+else
+	t_fail "denials are counted in /proc/flexmmap/stats" "$(cat /proc/flexmmap/stats)"
+fi
+
+echo 0 >$S
+"$P/fmm-nx-64-rwxtext" --print >/dev/null 2>&1
+t_eq "nx=0: the RWX PT_LOAD binary runs" 0 $?
+echo quit | timeout 60 "$P/fmm-sleep-64-nognustack" --threads 2 >/dev/null 2>&1
+t_eq "nx=0: threads of the binary without PT_GNU_STACK run" 0 $?
+
+# --- mode 3 from insmod, and unload with a W^X process running ----------
+rmmod flexmmap || t_fail "rmmod"
+insmod "$FMM_KO" layout=0 nx=3 || t_skip_all "insmod nx=3 failed"
+t_eq "insmod nx=3: W^X hooks armed at load" 1 "$(stat_of wx_armed)"
+probe_all 3 "insmod nx=3"
+"$P/fmm-sleep-64" </dev/null >/dev/null 2>&1 &
+pid=$!
+sleep 1
+t_dmesg_mark
+rmmod flexmmap
+t_eq "rmmod with a W^X process running" 0 $?
+if kill -0 $pid 2>/dev/null; then
+	kill -TERM $pid
+	wait $pid
+	t_eq "the W^X process outlives the module and exits cleanly" 0 $?
+else
+	t_fail "the W^X process outlives the module" "it died"
+fi
+probe_all 0 "after rmmod"
+t_eq "no kernel problems" "" "$(t_kernel_problems)"

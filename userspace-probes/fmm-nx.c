@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fmm-nx: check, from inside a freshly exec'd process, what the NX policy
+ * (vm.flexmmap_nx, or the kernel's own rules) gave it.  Output is kselftest
+ * TAP.
+ *
+ * Built static as fmm-nx-64 and fmm-nx-32, plus copies without a
+ * PT_GNU_STACK header (-nognustack) and copies linked with an executable
+ * PT_GNU_STACK (-execstack).  The probe reads its own program headers, so it
+ * knows which of the three it is.
+ *
+ * Usage:
+ *   fmm-nx-NN --expect 0|1|2|3	check every item against the rules of
+ *				that vm.flexmmap_nx mode (0 = the stock
+ *				kernel's rules)
+ *   fmm-nx-NN --print		print "item=value" lines, no checks
+ *
+ * Items:
+ *   rie		READ_IMPLIES_EXEC in personality(0xffffffff)
+ *   stack_x		the [stack] line of /proc/self/maps has 'x'
+ *   stack_run		a "ret" copied to the stack runs (SIGSEGV: it does not)
+ *   heap_x		the [heap] line (brk) has 'x'
+ *   mmap_rwx		mmap(PROT_READ|PROT_WRITE|PROT_EXEC, anonymous)
+ *   mprotect_wx	mprotect(PROT_READ|PROT_EXEC) of written anonymous memory,
+ *			which then runs
+ *   mprotect_w_r_x	the same after an mprotect(PROT_READ) in between
+ *   mprotect_stack	mprotect(PROT_READ|PROT_WRITE|PROT_EXEC) of a stack page
+ *   personality_rie	personality(READ_IMPLIES_EXEC) (then set back)
+ *   file_rx		mmap(PROT_READ|PROT_EXEC) of our own executable
+ *   thread		pthread_create() (glibc maps thread stacks executable
+ *			when PT_GNU_STACK is missing or asks for it)
+ *
+ * The rules, for a binary with PT_GNU_STACK "rw", "rwx" or none ("-"):
+ *   0 kernel: rie for 32-bit "-" only; stack_x = "rwx" or rie; heap_x = rie;
+ *     everything else succeeds
+ *   1 legacy-exec: as 0, but rie for "-" in 64-bit too
+ *   2 strict: no rie, no executable stack or heap; everything else succeeds
+ *   3 W^X: as 2, and mmap_rwx, mprotect_wx, mprotect_w_r_x, mprotect_stack
+ *     and personality_rie fail with EACCES; thread fails unless "rw";
+ *     file_rx succeeds
+ *
+ * Exit status as kselftest: 0 every test passed, 1 a test failed (or bad
+ * usage).
+ */
+#define _GNU_SOURCE
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <fcntl.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "flexmmap.h"
+#include "kselftest.h"
+
+#define RET_INSN 0xc3	/* "ret", the same on i386 and x86-64 */
+
+enum gnustack { GS_NONE, GS_RW, GS_RWX };
+static const char *const gs_names[] = { "-", "rw", "rwx" };
+
+static long page;
+static sigjmp_buf segv_env;
+
+static void on_segv(int sig)
+{
+	(void)sig;
+	siglongjmp(segv_env, 1);
+}
+
+/* Call code at p; false if that faults. */
+static bool runs(void *p)
+{
+	void (*volatile fn)(void) = (void (*)(void))p;
+	struct sigaction sa = { .sa_handler = on_segv }, old;
+	bool ok;
+
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGSEGV, &sa, &old);
+	if (sigsetjmp(segv_env, 1) == 0) {
+		fn();
+		ok = true;
+	} else {
+		ok = false;
+	}
+	sigaction(SIGSEGV, &old, NULL);
+	return ok;
+}
+
+static enum gnustack own_gnustack(void)
+{
+	const ElfW(Phdr) *ph = (const ElfW(Phdr) *)getauxval(AT_PHDR);
+	unsigned long n = getauxval(AT_PHNUM), i;
+
+	for (i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_GNU_STACK)
+			return ph[i].p_flags & PF_X ? GS_RWX : GS_RW;
+	return GS_NONE;
+}
+
+/* Does the maps line named name (e.g. "[stack]") have 'x'?  -1: no line. */
+static int maps_x(const char *name)
+{
+	char line[512], perms[8];
+	int x = -1;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		ksft_exit_fail_msg("open /proc/self/maps: %s\n", strerror(errno));
+	while (fgets(line, sizeof(line), f)) {
+		if (!strstr(line, name))
+			continue;
+		if (sscanf(line, "%*s %7s", perms) == 1)
+			x = perms[2] == 'x';
+		break;
+	}
+	fclose(f);
+	return x;
+}
+
+/* 0 or an errno, as the result of the items that call the kernel. */
+static int try_mmap_rwx(void)
+{
+	void *p = mmap(NULL, page, PROT_READ | PROT_WRITE | PROT_EXEC,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, page);
+	return 0;
+}
+
+static int try_mprotect_x(bool via_readonly)
+{
+	unsigned char *p = mmap(NULL, page, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int err = 0;
+
+	if (p == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+	p[0] = RET_INSN;
+	if (via_readonly && mprotect(p, page, PROT_READ))
+		ksft_exit_fail_msg("mprotect(PROT_READ): %s\n", strerror(errno));
+	if (mprotect(p, page, PROT_READ | PROT_EXEC))
+		err = errno;
+	else if (!runs(p))
+		err = EFAULT;	/* allowed, yet not executable: report it */
+	munmap(p, page);
+	return err;
+}
+
+static int try_mprotect_stack(void)
+{
+	volatile char here = 0;
+	unsigned long pg = ((unsigned long)&here) & ~(page - 1);
+
+	(void)here;
+	if (mprotect((void *)pg, page, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return errno;
+	/* Leave it as it was found (a non-executable stack in our cases). */
+	mprotect((void *)pg, page, PROT_READ | PROT_WRITE);
+	return 0;
+}
+
+/*
+ * The raw system call: glibc's personality() turns an error into a negative
+ * "persona" and leaves errno alone (the call could not fail before 2.6.29).
+ */
+static int try_personality_rie(void)
+{
+	long cur = syscall(SYS_personality, 0xffffffffUL);
+
+	if (syscall(SYS_personality, (unsigned long)cur | READ_IMPLIES_EXEC) == -1)
+		return errno;
+	syscall(SYS_personality, (unsigned long)cur);
+	return 0;
+}
+
+static int try_file_rx(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY);
+	void *p;
+
+	if (fd < 0)
+		ksft_exit_fail_msg("open /proc/self/exe: %s\n", strerror(errno));
+	p = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, page);
+	return 0;
+}
+
+static void *thread_fn(void *arg)
+{
+	return arg;
+}
+
+static int try_thread(void)
+{
+	pthread_t t;
+	int err = pthread_create(&t, NULL, thread_fn, NULL);
+
+	if (!err)
+		pthread_join(t, NULL);
+	return err;
+}
+
+struct result {
+	int rie, stack_x, stack_run, heap_x;
+	int mmap_rwx, mprotect_wx, mprotect_w_r_x, mprotect_stack;
+	int personality_rie, file_rx, thread;
+};
+
+static void measure(struct result *r)
+{
+	unsigned char code[64] __attribute__((aligned(16)));
+	void *volatile heap;
+
+	r->rie = !!(personality(0xffffffff) & READ_IMPLIES_EXEC);
+	r->stack_x = maps_x("[stack]");
+	code[0] = RET_INSN;
+	r->stack_run = runs(code);
+	heap = malloc(64);	/* static glibc: from brk, so [heap] exists */
+	r->heap_x = maps_x("[heap]");
+	free(heap);
+	r->mmap_rwx = try_mmap_rwx();
+	r->mprotect_wx = try_mprotect_x(false);
+	r->mprotect_w_r_x = try_mprotect_x(true);
+	r->mprotect_stack = try_mprotect_stack();
+	r->personality_rie = try_personality_rie();
+	r->file_rx = try_file_rx();
+	r->thread = try_thread();
+}
+
+static const char *err_name(int err)
+{
+	return err ? strerrorname_np(err) ?: "?" : "ok";
+}
+
+static void check_bool(const char *item, int got, int want)
+{
+	ksft_test_result(got == want, "%s: %s (want %s)\n", item,
+			 got < 0 ? "missing" : got ? "yes" : "no",
+			 want ? "yes" : "no");
+}
+
+static void check_err(const char *item, int got, int want)
+{
+	ksft_test_result(got == want, "%s: %s (want %s)\n", item,
+			 err_name(got), err_name(want));
+}
+
+int main(int argc, char **argv)
+{
+	enum gnustack gs = own_gnustack();
+	bool is32 = sizeof(long) == 4;
+	struct result r;
+	int mode, rie, stack_x, wx;
+
+	page = sysconf(_SC_PAGESIZE);
+	if (argc == 2 && !strcmp(argv[1], "--print")) {
+		measure(&r);
+		printf("bits=%d\ngnustack=%s\nrie=%d\nstack_x=%d\nstack_run=%d\nheap_x=%d\n",
+		       is32 ? 32 : 64, gs_names[gs], r.rie, r.stack_x,
+		       r.stack_run, r.heap_x);
+		printf("mmap_rwx=%s\nmprotect_wx=%s\nmprotect_w_r_x=%s\n",
+		       err_name(r.mmap_rwx), err_name(r.mprotect_wx),
+		       err_name(r.mprotect_w_r_x));
+		printf("mprotect_stack=%s\npersonality_rie=%s\nfile_rx=%s\nthread=%s\n",
+		       err_name(r.mprotect_stack), err_name(r.personality_rie),
+		       err_name(r.file_rx), err_name(r.thread));
+		return 0;
+	}
+	if (argc != 3 || strcmp(argv[1], "--expect") || strlen(argv[2]) != 1 ||
+	    argv[2][0] < '0' || argv[2][0] > '0' + FLEXMMAP_NX_MAX) {
+		fprintf(stderr, "usage: %s --expect 0|1|2|3 | --print\n", argv[0]);
+		return KSFT_FAIL;
+	}
+	mode = argv[2][0] - '0';
+
+	ksft_print_header();
+	ksft_set_plan(11);
+	ksft_print_msg("PID %d, %d-bit, PT_GNU_STACK %s, checking nx mode %d\n",
+		       getpid(), is32 ? 32 : 64, gs_names[gs], mode);
+	measure(&r);
+
+	switch (mode) {
+	case FLEXMMAP_NX_KERNEL:
+		rie = is32 && gs == GS_NONE;
+		break;
+	case FLEXMMAP_NX_LEGACY_EXEC:
+		rie = gs == GS_NONE;
+		break;
+	default:
+		rie = 0;
+		break;
+	}
+	stack_x = mode < FLEXMMAP_NX_STRICT && (gs == GS_RWX || rie);
+	wx = mode == FLEXMMAP_NX_WXORX ? EACCES : 0;
+
+	check_bool("READ_IMPLIES_EXEC", r.rie, rie);
+	check_bool("stack executable in maps", r.stack_x, stack_x);
+	check_bool("code on the stack runs", r.stack_run, stack_x);
+	check_bool("heap executable in maps", r.heap_x, rie);
+	check_err("mmap(RWX) anonymous", r.mmap_rwx, wx);
+	check_err("mprotect(RX) of written memory", r.mprotect_wx, wx);
+	check_err("mprotect(R) then mprotect(RX) of written memory",
+		  r.mprotect_w_r_x, wx);
+	check_err("mprotect(RWX) of a stack page", r.mprotect_stack, wx);
+	check_err("personality(READ_IMPLIES_EXEC)", r.personality_rie, wx);
+	check_err("mmap(RX) of our own executable", r.file_rx, 0);
+	check_err("pthread_create", r.thread,
+		  mode == FLEXMMAP_NX_WXORX && gs != GS_RW ? EACCES : 0);
+	ksft_finished();
+}
