@@ -16,6 +16,13 @@
 #define FLEXMMAP_LAYOUT_AUTO		3	/* the 2004 policy (default) */
 #define FLEXMMAP_LAYOUT_MAX		3
 
+/*
+ * vm.flexmmap_retarget, write-only: "PID MODE", MODE one of "kernel",
+ * "legacy", "flexible" (or 0, 1, 2): where the running process's future
+ * mmaps go.  Existing mappings stay where they are.  Needs CAP_SYS_ADMIN.
+ */
+#define FLEXMMAP_SYSCTL_RETARGET	"/proc/sys/vm/flexmmap_retarget"
+
 /* vm.flexmmap_nx: the NX policy applied at exec. */
 #define FLEXMMAP_SYSCTL_NX	"/proc/sys/vm/flexmmap_nx"
 #define FLEXMMAP_NX_KERNEL		0

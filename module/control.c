@@ -4,6 +4,8 @@
  *
  *	vm.flexmmap_layout (and layout=)  0 kernel, 1 legacy, 2 flexible, 3 auto
  *	vm.flexmmap_nx (and nx=)          0 kernel, 1 legacy-exec, 2 strict, 3 W^X
+ *	vm.flexmmap_retarget (write-only) "PID MODE": a running process's
+ *	                                  future mmaps, MODE kernel|legacy|flexible
  *	/proc/flexmmap/stats              counters, "name value" per line
  *	/proc/flexmmap/tasks              "PID MODE ALLOCATOR COMM" per process
  *
@@ -12,6 +14,7 @@
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
+#include <linux/capability.h>
 #include <linux/module.h>
 #include <linux/moduleparam.h>
 #include <linux/proc_fs.h>
@@ -48,6 +51,72 @@ MODULE_PARM_DESC(layout,
 		 "initial vm.flexmmap_layout: 0 kernel, 1 legacy, 2 flexible, 3 auto (2004 policy, default)");
 
 static int fmm_layout_max = FLEXMMAP_LAYOUT_MAX;
+
+static const char *const fmm_retarget_names[] = {
+	[FLEXMMAP_LAYOUT_KERNEL] = "kernel",
+	[FLEXMMAP_LAYOUT_LEGACY] = "legacy",
+	[FLEXMMAP_LAYOUT_FLEXIBLE] = "flexible",
+};
+
+/* "kernel", "legacy", "flexible" or 0..2; -1 for anything else. */
+static int fmm_parse_retarget_mode(const char *s)
+{
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(fmm_retarget_names); i++)
+		if (!strcmp(s, fmm_retarget_names[i]) ||
+		    (s[0] == '0' + i && !s[1]))
+			return i;
+	return -1;
+}
+
+/*
+ * vm.flexmmap_retarget, write-only: "PID MODE" switches a running process's
+ * allocator for its future mmaps (see fmm_retarget()).  One whole write per
+ * request; the reason for a refusal goes to the kernel log as well as errno.
+ */
+static int fmm_retarget_sysctl(struct ctl_table *table, int write,
+			       void *buffer, size_t *lenp, loff_t *ppos)
+{
+	char mode_str[16], extra;
+	int nr, mode, n, ret;
+
+	if (!write)
+		return -EINVAL;
+	if (*ppos) {
+		pr_info_ratelimited("flexmmap_retarget: write \"PID MODE\" in one write\n");
+		return -EINVAL;
+	}
+	if (!capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	/* The handler gets a NUL-terminated kernel copy of the write. */
+	n = sscanf(buffer, "%d %15s %c", &nr, mode_str, &extra);
+	mode = n == 2 ? fmm_parse_retarget_mode(mode_str) : -1;
+	if (n != 2 || nr <= 0 || mode < 0) {
+		pr_info_ratelimited("flexmmap_retarget: expected \"PID MODE\", MODE kernel, legacy or flexible (auto is decided at exec only)\n");
+		return -EINVAL;
+	}
+	ret = fmm_retarget(nr, mode);
+	switch (ret) {
+	case 0:
+		pr_info("flexmmap_retarget: PID %d now on %s for its future mmaps\n",
+			nr, fmm_retarget_names[mode]);
+		*ppos += *lenp;
+		break;
+	case -ESRCH:
+		pr_info_ratelimited("flexmmap_retarget: no process %d with memory of its own\n",
+				    nr);
+		break;
+	case -EINVAL:
+		pr_info_ratelimited("flexmmap_retarget: PID %d is a kernel thread\n", nr);
+		break;
+	case -EBUSY:
+		pr_info_ratelimited("flexmmap_retarget: PID %d: its allocator belongs to someone else, or flexmmap is unloading\n",
+				    nr);
+		break;
+	}
+	return ret;
+}
 static int fmm_nx_max = FLEXMMAP_NX_MAX;
 
 static struct ctl_table fmm_sysctls[] = {
@@ -69,6 +138,11 @@ static struct ctl_table fmm_sysctls[] = {
 		.extra1 = SYSCTL_ZERO,
 		.extra2 = &fmm_nx_max,
 	},
+	{
+		.procname = "flexmmap_retarget",
+		.mode = 0200,
+		.proc_handler = fmm_retarget_sysctl,
+	},
 	{ }
 };
 
@@ -88,6 +162,7 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "forks_inflight %d\n", atomic_read(&fmm_stats.forks_inflight));
 	seq_printf(m, "fallback %ld\n", atomic_long_read(&fmm_stats.fallback));
 	seq_printf(m, "hugetlb %ld\n", atomic_long_read(&fmm_stats.hugetlb));
+	seq_printf(m, "retarget %ld\n", atomic_long_read(&fmm_stats.retarget));
 	seq_printf(m, "nx %d\n", READ_ONCE(fmm_nx));
 	seq_printf(m, "wx_armed %d\n", fmm_nx_wx_armed());
 	seq_printf(m, "nx_legacy_exec %ld\n", atomic_long_read(&fmm_stats.nx_legacy_exec));

@@ -53,6 +53,13 @@ static inline bool fmm_alloc_is_bottomup(enum fmm_alloc a)
 	       a == FMM_ALLOC_LEGACY_AUTO;
 }
 
+/* The kernel's allocator with the same direction as @a. */
+static inline enum fmm_alloc fmm_kernel_of(enum fmm_alloc a)
+{
+	return fmm_alloc_is_bottomup(a) ? FMM_ALLOC_KERNEL_BOTTOMUP :
+					  FMM_ALLOC_KERNEL_TOPDOWN;
+}
+
 /**
  * struct fmm_stats - counters shown in /proc/flexmmap/stats
  * @exec_kernel: execs left as the kernel set them up
@@ -64,6 +71,7 @@ static inline bool fmm_alloc_is_bottomup(enum fmm_alloc a)
  * @fork_fixup: forks whose child had to be brought in line with its parent
  * @forks_inflight: forks that copied a module pointer, not yet fixed up
  * @hugetlb: huge page placements done for module mms
+ * @retarget: running processes re-targeted through vm.flexmmap_retarget
  * @nx_legacy_exec: execs given READ_IMPLIES_EXEC by nx=1
  * @nx_downgraded: execs refused READ_IMPLIES_EXEC or an executable stack
  * @wx_exec: execs marked W^X by nx=3
@@ -81,6 +89,7 @@ struct fmm_stats {
 	atomic_long_t fork_fixup;
 	atomic_t forks_inflight;
 	atomic_long_t hugetlb;
+	atomic_long_t retarget;
 	atomic_long_t nx_legacy_exec;
 	atomic_long_t nx_downgraded;
 	atomic_long_t wx_exec;
@@ -122,6 +131,8 @@ unsigned long fmm_task_size_64(bool full_addr_space);
 unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy);
 void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
 		      const struct rlimit *rlim_stack);
+void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
+			   const struct rlimit *rlim_stack, bool randomize);
 
 /* alloc.c */
 unsigned long fmm_gua_legacy_forced(struct file *filp, unsigned long addr,
@@ -144,9 +155,12 @@ unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
 
 /* policy.c */
 int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs);
+int fmm_retarget(pid_t nr, int layout);
 
 /* track.c */
 bool fmm_track_add(struct mm_struct *mm);
+bool fmm_track_del(struct mm_struct *mm);
+bool fmm_track_unloading(void);
 unsigned long fmm_track_count(void);
 int fmm_mm_init_pre(struct kprobe *p, struct pt_regs *regs);
 int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs);

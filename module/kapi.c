@@ -189,10 +189,10 @@ unsigned long fmm_task_size_64(bool full_addr_space)
 	return full_addr_space ? TASK_SIZE_MAX : DEFAULT_MAP_WINDOW;
 }
 
-/* arch/x86/mm/mmap.c: stack_maxrandom_size() */
-static unsigned long fmm_stack_maxrandom(unsigned long task_size)
+/* arch/x86/mm/mmap.c: stack_maxrandom_size(), for a task with @randomize */
+static unsigned long fmm_stack_maxrandom(unsigned long task_size, bool randomize)
 {
-	if (!(current->flags & PF_RANDOMIZE))
+	if (!randomize)
 		return 0;
 	return (-1UL & __STACK_RND_MASK(task_size == fmm_task_size_32())) << PAGE_SHIFT;
 }
@@ -206,17 +206,41 @@ static unsigned long fmm_stack_maxrandom(unsigned long task_size)
  */
 static unsigned long fmm_flexible_base(unsigned long legacy_base,
 				       unsigned long task_size,
-				       const struct rlimit *rlim_stack)
+				       const struct rlimit *rlim_stack,
+				       bool randomize)
 {
 	unsigned long rnd = legacy_base - __TASK_UNMAPPED_BASE(task_size);
 	unsigned long gap = rlim_stack->rlim_cur;
-	unsigned long pad = fmm_stack_maxrandom(task_size) + fmm_stack_guard_gap();
+	unsigned long pad = fmm_stack_maxrandom(task_size, randomize) +
+			    fmm_stack_guard_gap();
 
 	/* Values close to RLIM_INFINITY can overflow. */
 	if (gap + pad > gap)
 		gap += pad;
 	gap = clamp(gap, SZ_128M, (task_size / 6) * 5);
 	return PAGE_ALIGN(task_size - gap - rnd);
+}
+
+static void fmm_mm_bases(struct mm_struct *mm, bool legacy, bool recompute,
+			 const struct rlimit *rlim_stack, bool randomize)
+{
+	if (legacy) {
+		mm->mmap_base = mm->mmap_legacy_base;
+#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
+		mm->mmap_compat_base = mm->mmap_compat_legacy_base;
+#endif
+		return;
+	}
+	if (!recompute)
+		return;
+	mm->mmap_base = fmm_flexible_base(mm->mmap_legacy_base,
+					  fmm_task_size_64(false), rlim_stack,
+					  randomize);
+#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
+	mm->mmap_compat_base = fmm_flexible_base(mm->mmap_compat_legacy_base,
+						 fmm_task_size_32(), rlim_stack,
+						 randomize);
+#endif
 }
 
 /*
@@ -228,21 +252,18 @@ static unsigned long fmm_flexible_base(unsigned long legacy_base,
 void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
 		      const struct rlimit *rlim_stack)
 {
-	bool kernel_legacy = fmm_mm_alloc(mm) == FMM_ALLOC_KERNEL_BOTTOMUP;
+	fmm_mm_bases(mm, legacy,
+		     fmm_mm_alloc(mm) == FMM_ALLOC_KERNEL_BOTTOMUP, rlim_stack,
+		     current->flags & PF_RANDOMIZE);
+}
 
-	if (legacy) {
-		mm->mmap_base = mm->mmap_legacy_base;
-#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
-		mm->mmap_compat_base = mm->mmap_compat_legacy_base;
-#endif
-		return;
-	}
-	if (!kernel_legacy)
-		return;
-	mm->mmap_base = fmm_flexible_base(mm->mmap_legacy_base,
-					  fmm_task_size_64(false), rlim_stack);
-#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
-	mm->mmap_compat_base = fmm_flexible_base(mm->mmap_compat_legacy_base,
-						 fmm_task_size_32(), rlim_stack);
-#endif
+/*
+ * The same for a running process being re-targeted (mmap lock held for
+ * writing): the top-down bases are always recomputed from the legacy ones,
+ * with the task's stack rlimit now and its randomisation flag.
+ */
+void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
+			   const struct rlimit *rlim_stack, bool randomize)
+{
+	fmm_mm_bases(mm, legacy, true, rlim_stack, randomize);
 }

@@ -21,7 +21,11 @@
 #include <linux/binfmts.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
+#include <linux/pid.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include "fmm.h"
 
 int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
@@ -82,3 +86,80 @@ int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 NOKPROBE_SYMBOL(fmm_exec_pre);
+
+/**
+ * fmm_retarget - switch a running process's allocator for its future mmaps
+ * @nr: the process, as a PID in the caller's namespace
+ * @layout: FLEXMMAP_LAYOUT_KERNEL, _LEGACY or _FLEXIBLE
+ *
+ * Existing mappings never move; only where the next ones go changes.  The
+ * bases are set for the new direction: the legacy base, or the 2004 gap
+ * rule below the stack with the task's stack rlimit as it is now.  "kernel"
+ * puts the process back on the kernel's allocator of the direction it has.
+ *
+ * Return: 0, -ESRCH (no such process, or it has no mm: exiting or a zombie
+ * leader), -EINVAL (a kernel thread, or a bad layout), -EBUSY (another
+ * module manages the mm, or flexmmap is being unloaded), -ENOMEM, -EINTR.
+ */
+int fmm_retarget(pid_t nr, int layout)
+{
+	struct task_struct *task;
+	struct rlimit rlim = {};
+	enum fmm_alloc cur, want;
+	struct mm_struct *mm;
+	struct pid *pid;
+	bool randomize;
+	int ret = 0;
+
+	if (layout != FLEXMMAP_LAYOUT_KERNEL &&
+	    layout != FLEXMMAP_LAYOUT_LEGACY &&
+	    layout != FLEXMMAP_LAYOUT_FLEXIBLE)
+		return -EINVAL;
+	pid = find_get_pid(nr);
+	task = get_pid_task(pid, PIDTYPE_PID);
+	put_pid(pid);
+	if (!task)
+		return -ESRCH;
+	if (task->flags & PF_KTHREAD) {
+		put_task_struct(task);
+		return -EINVAL;
+	}
+	mm = get_task_mm(task);
+	randomize = task->flags & PF_RANDOMIZE;
+	rlim.rlim_cur = task_rlimit(task, RLIMIT_STACK);
+	put_task_struct(task);
+	if (!mm)
+		return -ESRCH;
+
+	if (mmap_write_lock_killable(mm)) {
+		mmput(mm);
+		return -EINTR;
+	}
+	cur = fmm_mm_alloc(mm);
+	if (cur == FMM_ALLOC_OTHER) {
+		ret = -EBUSY;
+		goto out_unlock;
+	}
+	if (layout == FLEXMMAP_LAYOUT_KERNEL) {
+		want = fmm_kernel_of(cur);
+	} else {
+		want = layout == FLEXMMAP_LAYOUT_LEGACY ? FMM_ALLOC_LEGACY_FORCED :
+							  FMM_ALLOC_TOPDOWN_FORCED;
+		/* Unload must find it: track it before pointing it at us. */
+		if (!fmm_alloc_is_module(cur) && !fmm_track_add(mm)) {
+			ret = fmm_track_unloading() ? -EBUSY : -ENOMEM;
+			goto out_unlock;
+		}
+		fmm_mm_retarget_bases(mm, fmm_alloc_is_bottomup(want), &rlim,
+				      randomize);
+	}
+	fmm_mm_set_alloc(mm, want);
+	/* Only once it no longer points at us may it leave the set. */
+	if (fmm_alloc_is_module(cur) && !fmm_alloc_is_module(want))
+		fmm_track_del(mm);
+	atomic_long_inc(&fmm_stats.retarget);
+out_unlock:
+	mmap_write_unlock(mm);
+	mmput(mm);
+	return ret;
+}

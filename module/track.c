@@ -57,7 +57,11 @@ static struct fmm_mm *fmm_find_locked(struct mm_struct *mm)
 	return NULL;
 }
 
-/* Called from probe handlers: atomic context, no sleeping. */
+/*
+ * Called from probe handlers (atomic context, no sleeping) and from
+ * re-targeting.  Refused once unload has begun: checked under the lock the
+ * unload's walk takes, so an mm added here is always seen by that walk.
+ */
 bool fmm_track_add(struct mm_struct *mm)
 {
 	struct fmm_mm *e = kmalloc(sizeof(*e), GFP_ATOMIC | __GFP_NOWARN);
@@ -67,6 +71,11 @@ bool fmm_track_add(struct mm_struct *mm)
 		return false;
 	e->mm = mm;
 	spin_lock_irqsave(&fmm_mms_lock, flags);
+	if (READ_ONCE(fmm_unloading)) {
+		spin_unlock_irqrestore(&fmm_mms_lock, flags);
+		kfree(e);
+		return false;
+	}
 	if (fmm_find_locked(mm)) {
 		spin_unlock_irqrestore(&fmm_mms_lock, flags);
 		kfree(e);
@@ -78,7 +87,7 @@ bool fmm_track_add(struct mm_struct *mm)
 	return true;
 }
 
-static bool fmm_track_del(struct mm_struct *mm)
+bool fmm_track_del(struct mm_struct *mm)
 {
 	unsigned long flags;
 	struct fmm_mm *e;
@@ -94,15 +103,14 @@ static bool fmm_track_del(struct mm_struct *mm)
 	return e;
 }
 
+bool fmm_track_unloading(void)
+{
+	return READ_ONCE(fmm_unloading);
+}
+
 unsigned long fmm_track_count(void)
 {
 	return READ_ONCE(fmm_mms_count);
-}
-
-static enum fmm_alloc fmm_kernel_of(enum fmm_alloc a)
-{
-	return fmm_alloc_is_bottomup(a) ? FMM_ALLOC_KERNEL_BOTTOMUP :
-					  FMM_ALLOC_KERNEL_TOPDOWN;
 }
 
 /* mm_init(mm, owner, user_ns): the child of dup_mm(), just memcpy()d. */

@@ -15,6 +15,8 @@
  *					first regions; prints "ok N" or
  *					"fail N: reason"
  *   SIGUSR2, or "stats" on stdin	prints "stats checks=... failures=..."
+ *   "map" on stdin			maps 64 KiB more, keeps it, prints
+ *					"mapped 0xADDR"
  *   SIGTERM/SIGINT/SIGHUP, "quit"	stops the workers, prints a "done ..."
  *					line and exits: 0 if no check, thread
  *					or child ever failed, 1 otherwise
@@ -209,6 +211,25 @@ static void do_check(void)
 	}
 }
 
+/*
+ * Map a new region and keep it: where it lands shows where this process's
+ * future mmaps go now (flexmmap_retarget changes that while we run).
+ */
+static void do_map(void)
+{
+	size_t len = 64 << 10;
+	unsigned char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (p == MAP_FAILED) {
+		count(&nr_check_fail);
+		printf("fail map: %s\n", strerror(errno));
+		return;
+	}
+	memset(p, 0x5a, len);
+	printf("mapped 0x%lx\n", (unsigned long)p);
+}
+
 /* Answer signals and stdin until told to stop; never returns. */
 static void *control_loop(void *arg)
 {
@@ -238,6 +259,8 @@ static void *control_loop(void *arg)
 				break;
 			else if (!strcmp(line, "stats\n"))
 				print_stats("stats");
+			else if (!strcmp(line, "map\n"))
+				do_map();
 			else
 				do_check();
 		}

@@ -5,6 +5,7 @@
 # the layout (checked from /proc/self/maps by fmm-layout) and the allocator
 # and mode (checked in /proc/flexmmap/tasks) that the rules say.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
 

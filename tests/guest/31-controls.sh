@@ -4,6 +4,7 @@
 # bad module parameters make insmod fail with a message naming them, and
 # modinfo describes every parameter.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
 

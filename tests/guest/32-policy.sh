@@ -5,6 +5,7 @@
 # legacy choice for a binary without PT_GNU_STACK is not inherited by the
 # programs it execs (unlike the 2004 patch's ADDR_COMPAT_LAYOUT bit).
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
 

@@ -6,6 +6,7 @@
 # programs run and stops deliberately bad ones with a log line naming them;
 # bad input changes nothing; unload leaves running processes alone.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
 

@@ -5,6 +5,7 @@
 # thread-group leader.  rmmod succeeds, every process then maps memory again
 # without error, and the kernel log stays clean.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
 

@@ -13,6 +13,7 @@
 # done: TCG executing stale code across vCPUs, as far as we can tell.  Fork
 # and unload still interleave on one CPU through preemption.
 set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
 

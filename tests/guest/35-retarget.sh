@@ -1,0 +1,180 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Live re-targeting through vm.flexmmap_retarget ("PID MODE"): a running
+# process's next mmaps follow the new mode, its existing mappings stay put,
+# bad requests are refused with a clear error and change nothing, and rmmod
+# with re-targeted processes running is safe.
+set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+R=/proc/sys/vm/flexmmap_retarget
+P=$FMM_PROBES
+rmmod flexmmap 2>/dev/null
+insmod "$FMM_KO" layout=0 || t_skip_all "insmod failed"
+
+# The worker: fmm-sleep, driven line by line through a coprocess.
+start_worker() { # BITS
+	coproc W { exec "$P/fmm-sleep-$1"; }
+	local line
+	read -r -t 30 line <&"${W[0]}" || line=
+	wpid=${line#ready }
+	[[ $line == ready* && $wpid == "$W_PID" ]] ||
+		t_skip_all "fmm-sleep-$1 did not start: '$line'"
+}
+
+# Map N regions; print their addresses (hex), one per line.
+map_n() {
+	local line
+	for _ in $(seq "$1"); do
+		echo map >&"${W[1]}"
+		read -r -t 30 line <&"${W[0]}" || line="timeout"
+		[[ $line == mapped\ 0x* ]] || { echo "bad:$line"; continue; }
+		echo "${line#mapped }"
+	done
+}
+
+# "asc" if strictly increasing, "desc" if strictly decreasing, else "mixed".
+direction() {
+	local prev='' dir='' a d
+	for a in "$@"; do
+		if [ -n "$prev" ]; then
+			if ((a > prev)); then d=asc; else d=desc; fi
+			if [ -z "$dir" ]; then dir=$d; elif [ "$dir" != "$d" ]; then dir=mixed; fi
+		fi
+		prev=$a
+	done
+	echo "${dir:-mixed}"
+}
+
+task_line() { awk -v p="$1" '$1 == p { print $2, $3 }' /proc/flexmmap/tasks; }
+
+# The address ranges of a maps file, "START END" in hex.
+ranges() { awk '{ split($1, r, "-"); print "0x" r[1], "0x" r[2] }' "/proc/$1/maps"; }
+
+# The ranges of $1 (a ranges list) not inside any range of $2: a mapping
+# that moved or vanished.  Growing by a merge with a new neighbour is fine.
+not_covered() {
+	local s e s2 e2 inside
+	while read -r s e; do
+		inside=false
+		while read -r s2 e2; do
+			if ((s2 <= s && e <= e2)); then inside=true; break; fi
+		done <<<"$2"
+		$inside || printf '%x-%x\n' "$s" "$e"
+	done <<<"$1"
+}
+
+retarget_case() { # BITS
+	local bits=$1 before after addrs dir lo hi a ok list
+	start_worker "$bits"
+	addrs=$(map_n 3)
+	t_eq "$bits-bit: before re-targeting, kernel top-down" "kernel kernel-topdown" \
+		"$(task_line "$wpid")"
+	# shellcheck disable=SC2086 # one address per word
+	t_eq "$bits-bit: kernel: 3 maps descending" desc "$(direction $addrs)"
+	before=$(ranges "$wpid")
+
+	for mode in legacy flexible kernel; do
+		if ! echo "$wpid $mode" >$R; then
+			t_fail "$bits-bit: retarget $wpid $mode accepted"
+			continue
+		fi
+		addrs=$(map_n 4)
+		# shellcheck disable=SC2086 # one address per word
+		dir=$(direction $addrs)
+		list=$(tr '\n' ' ' <<<"$addrs")
+		case $mode in
+		legacy)
+			t_eq "$bits-bit: now legacy" "legacy module-bottomup" "$(task_line "$wpid")"
+			t_eq "$bits-bit: legacy: 4 new maps ascending ($list)" asc "$dir"
+			# Bottom-up from the legacy base: a third of the task size.
+			if [ "$bits" = 32 ]; then lo=0x55555000 hi=0x80000000; else
+				lo=0x2aaaaaaab000 hi=0x400000000000; fi
+			ok=true
+			for a in $addrs; do ((a >= lo && a < hi)) || ok=false; done
+			if $ok; then
+				t_ok "$bits-bit: legacy: new maps just above the legacy base $lo"
+			else
+				t_fail "$bits-bit: legacy: new maps in [$lo, $hi)" "saw $list"
+			fi
+			;;
+		flexible)
+			t_eq "$bits-bit: now flexible" "flexible module-topdown" "$(task_line "$wpid")"
+			t_eq "$bits-bit: flexible: 4 new maps descending ($list)" desc "$dir"
+			if [ "$bits" = 32 ]; then lo=0x80000000; else lo=0x400000000000; fi
+			ok=true
+			for a in $addrs; do ((a >= lo)) || ok=false; done
+			if $ok; then
+				t_ok "$bits-bit: flexible: new maps below the stack gap, above $lo"
+			else
+				t_fail "$bits-bit: flexible: new maps above $lo" "saw $list"
+			fi
+			;;
+		kernel)
+			t_eq "$bits-bit: back on the kernel's allocator" "kernel kernel-topdown" \
+				"$(task_line "$wpid")"
+			t_eq "$bits-bit: kernel again: 4 new maps descending" desc "$dir"
+			;;
+		esac
+	done
+	after=$(ranges "$wpid")
+	t_eq "$bits-bit: no existing mapping moved" "" "$(not_covered "$before" "$after")"
+	echo check >&"${W[1]}"
+	read -r -t 30 a <&"${W[0]}"
+	t_eq "$bits-bit: the process's self-check still holds" "ok 1" "$a"
+}
+
+retarget_case 32
+echo quit >&"${W[1]}"
+wait "$wpid"
+t_eq "32-bit worker exits 0" 0 $?
+retarget_case 64
+
+# --- bad requests: refused, errno says why, nothing changes ---------------
+echo "$wpid legacy" >$R
+refuse() { # NAME ERRNO-TEXT INPUT [RUNNER...]
+	local name=$1 want=$2 input=$3 err
+	shift 3
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	if ! err=$("$@" bash -c 'printf "%s\n" "$1" > "$2"' bash "$input" "$R" 2>&1) &&
+		grep -q "$want" <<<"$err"; then
+		t_ok "refused: $name ($want)"
+	else
+		t_fail "refused: $name ($want)" "saw: $err"
+	fi
+}
+refuse "unknown PID" "No such process" "4194303 legacy"
+refuse "kernel thread (kthreadd, PID 2)" "Invalid argument" "2 legacy"
+refuse "mode auto (decided at exec only)" "Invalid argument" "$wpid auto"
+refuse "mode 3" "Invalid argument" "$wpid 3"
+refuse "unknown mode" "Invalid argument" "$wpid sideways"
+refuse "no mode" "Invalid argument" "$wpid"
+refuse "PID not a number" "Invalid argument" "abc legacy"
+refuse "negative PID" "Invalid argument" "-5 legacy"
+refuse "trailing junk" "Invalid argument" "$wpid legacy extra"
+refuse "empty line" "Invalid argument" ""
+refuse "root without CAP_SYS_ADMIN" "Operation not permitted" "$wpid flexible" \
+	setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin
+refuse "an unprivileged user" "Permission denied" "$wpid flexible" \
+	setpriv --reuid=65534 --regid=65534 --clear-groups
+t_eq "after the refusals the worker is still legacy" "legacy module-bottomup" \
+	"$(task_line "$wpid")"
+if cat $R >/dev/null 2>&1; then
+	t_fail "the control file is write-only" "a read succeeded"
+else
+	t_ok "the control file is write-only"
+fi
+
+# --- unload with a re-targeted process running -------------------------
+t_dmesg_mark
+rmmod flexmmap
+t_eq "rmmod with a re-targeted process running" 0 $?
+t_check "the control file is gone" test ! -e $R
+addrs=$(map_n 2)
+t_eq "after rmmod the process still maps memory" "" "$(grep bad: <<<"$addrs")"
+echo quit >&"${W[1]}"
+wait "$wpid"
+t_eq "64-bit worker exits 0 after rmmod" 0 $?
+t_eq "no kernel problems" "" "$(t_kernel_problems)"
