@@ -117,6 +117,7 @@ static int fmm_retarget_sysctl(struct ctl_table *table, int write,
 	}
 	return ret;
 }
+
 static int fmm_nx_max = FLEXMMAP_NX_MAX;
 
 static struct ctl_table fmm_sysctls[] = {
