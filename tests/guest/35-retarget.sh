@@ -167,6 +167,20 @@ else
 	t_ok "the control file is write-only"
 fi
 
+# --- the compare tool shows one process before and after ----------------
+out=$("$P/flexmmap-compare" --retarget legacy,flexible -- "$P/fmm-sleep-32" 2>&1)
+rc=$?
+if [ $rc -eq 0 ] && grep -q "then 'legacy', 4 more" <<<"$out" &&
+	grep -q 'legacy / module-bottomup' <<<"$out" &&
+	grep -q 'flexible / module-topdown' <<<"$out"; then
+	t_ok "flexmmap-compare --retarget shows the process before and after"
+else
+	t_fail "flexmmap-compare --retarget shows the process before and after" \
+		"exit $rc" "$out"
+fi
+t_diag "flexmmap-compare --retarget legacy,flexible -- fmm-sleep-32:"
+t_sub <<<"$out"
+
 # --- unload with a re-targeted process running -------------------------
 t_dmesg_mark
 rmmod flexmmap
