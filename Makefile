@@ -26,9 +26,9 @@ KVER = $(shell . $(SRC)/scripts/lib.sh && flexmmap_kver 2>/dev/null)
 KDIR = /usr/src/linux-headers-$(KVER)
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 
-.PHONY: all module probes stage deps image vm check demo clean clean-cache ksrc
+.PHONY: all module probes benchprog stage deps image vm check demo bench clean clean-cache ksrc
 
-all: module probes stage
+all: module probes benchprog stage
 
 deps:
 	@$(SRC)/scripts/deps
@@ -54,6 +54,15 @@ probes: ksrc
 	@mkdir -p $(OUT)/probes
 	$(MAKE) -C $(SRC)/userspace-probes O=$(OUT)/probes KSFT_DIR=$(LINUX_SRC)/tools/testing/selftests
 
+# The benchmark's programs (bench/): fmm-bench (static) and its driver.
+BENCH_OUT := $(OUT)/bench
+benchprog: $(BENCH_OUT)/fmm-bench $(BENCH_OUT)/flexmmap-bench
+$(BENCH_OUT)/fmm-bench: $(SRC)/bench/fmm-bench.c
+	@mkdir -p $(BENCH_OUT)
+	$(CC) -m64 -static -Wall -Wextra -Werror -O2 -std=gnu11 -o $@ $<
+$(BENCH_OUT)/flexmmap-bench: $(SRC)/bench/flexmmap-bench
+	@install -D -m 0755 $< $@
+
 # The guest sees $(OUT) at /flexmmap: module, probes and the guest-side tests.
 # Replaced whole, so a test deleted from tests/guest does not linger.
 stage:
@@ -67,6 +76,16 @@ image: deps
 # make vm VM_ARGS="--share DIR --append hugepages=16"
 vm: deps all image
 	@$(SRC)/qemu/run $(VM_ARGS)
+
+# One boot on the instruction clock (qemu/run --icount); results in
+# $(FLEXMMAP_CACHE)/bench.  make bench BENCH_ARGS="--reps 3 --check-targets"
+BENCH_DIR ?= $(FLEXMMAP_CACHE)/bench
+bench: deps
+	@$(MAKE) --no-print-directory all image
+	@mkdir -p $(BENCH_DIR)
+	@$(SRC)/qemu/run --icount --timeout 5400 --share $(BENCH_DIR) -- \
+	  /flexmmap/bench/flexmmap-bench --out /share $(BENCH_ARGS)
+	@echo "flexmmap: benchmark results in $(BENCH_DIR)"
 
 # make check CHECK_ARGS="--guest-only 30-"
 check: deps
