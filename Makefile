@@ -8,6 +8,8 @@
 #   make check      build, boot the guest, run the test suite (TAP, "N passed, N failed";
 #                   CHECK_ARGS: tests/check options)
 #   make demo       build, boot the guest, show what loading flexmmap changes
+#   make report     build, boot the guest, measure each layout's capacity: table,
+#                   CSV/JSON and SVG pictures in REPORT_DIR (REPORT_ARGS: its options)
 #   make clean      remove build outputs (the guest image stays; see clean-cache)
 #
 # Everything built lives under $(FLEXMMAP_CACHE) (default ~/.cache/flexmmap),
@@ -26,7 +28,7 @@ KVER = $(shell . $(SRC)/scripts/lib.sh && flexmmap_kver 2>/dev/null)
 KDIR = /usr/src/linux-headers-$(KVER)
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 
-.PHONY: all module probes benchprog stage deps image vm check demo bench clean clean-cache ksrc
+.PHONY: all module probes benchprog stage deps image vm check demo bench report clean clean-cache ksrc
 
 all: module probes benchprog stage
 
@@ -86,6 +88,16 @@ bench: deps
 	@$(SRC)/qemu/run --icount --timeout 5400 --share $(BENCH_DIR) -- \
 	  /flexmmap/bench/flexmmap-bench --out /share $(BENCH_ARGS)
 	@echo "flexmmap: benchmark results in $(BENCH_DIR)"
+
+# One boot; flexmmap-report writes into REPORT_DIR, which the guest sees at
+# /share.  make report REPORT_ARGS="--bits 32 --rows module-legacy,module-flexible"
+REPORT_DIR ?= $(FLEXMMAP_CACHE)/report
+report: deps
+	@$(MAKE) --no-print-directory all image
+	@mkdir -p $(REPORT_DIR)
+	@$(SRC)/qemu/run --timeout 1800 --share $(REPORT_DIR) -- \
+	  /flexmmap/probes/flexmmap-report --out /share $(REPORT_ARGS)
+	@echo "flexmmap: table, CSV, JSON and SVG pictures in $(REPORT_DIR)"
 
 # make check CHECK_ARGS="--guest-only 30-"
 check: deps
