@@ -588,9 +588,11 @@ static bool run_measure(size_t i)
 	return false;
 }
 
-/* BYTES[K|M|G|T] */
+/* BYTES[K|M|G|T]; 0 when malformed. */
 static unsigned long long parse_size(const char *s)
 {
+	static const char units[] = "KMGT";
+	const char *unit = NULL;
 	unsigned long long v;
 	char *end;
 
@@ -598,15 +600,13 @@ static unsigned long long parse_size(const char *s)
 	v = strtoull(s, &end, 0);
 	if (errno || end == s)
 		return 0;
-	switch (*end) {
-	case 'T': v <<= 10; /* fall through */
-	case 'G': v <<= 10; /* fall through */
-	case 'M': v <<= 10; /* fall through */
-	case 'K': v <<= 10; end++; break;
-	case '\0': break;
-	default: return 0;
+	if (*end) {
+		unit = strchr(units, *end);
+		if (!unit || end[1])
+			return 0;
+		v <<= 10 * (unit - units + 1);
 	}
-	return *end ? 0 : v;
+	return v;
 }
 
 static void __attribute__((noreturn)) usage(const char *msg)
