@@ -2,7 +2,9 @@
 /*
  * flexmmap: declarations shared between the module's files.
  *
- * main.c    hook table, init and the unload sequence
+ * main.c    init and exit, installing kprobe tables
+ * kprobes.c the layout hooks on a stock kernel, and the unload sequence
+ * hook.c    the same through the mmap layout hook of a patched kernel
  * kapi.c    the only file that knows kernel-version details (6.1 now)
  * policy.c  which layout an exec gets, and the bases it starts from
  * alloc.c   the bottom-up and top-down allocators, hugetlb placement
@@ -16,7 +18,18 @@
 #include <linux/mm_types.h>
 #include <linux/kprobes.h>
 #include <linux/atomic.h>
+
+struct seq_file;
 #include "../include/flexmmap.h"
+
+/*
+ * A kernel built with patches/ has CONFIG_MMAP_LAYOUT: the exec hook and a
+ * kernel-resident trampoline replace every layout kprobe (hook.c instead of
+ * kprobes.c and track.c).  Everything above the hook is the same code.
+ */
+#ifdef CONFIG_MMAP_LAYOUT
+#define FMM_HAVE_LAYOUT_HOOK
+#endif
 
 /**
  * enum fmm_alloc - which allocator an mm is on
@@ -125,6 +138,11 @@ unsigned long fmm_mmap_min_addr(void);
 unsigned long fmm_align_mask(void);
 unsigned long fmm_align_bits(void);
 unsigned long fmm_hugetlb_gua_addr(void);
+bool fmm_mm_wx(struct mm_struct *mm);
+void fmm_mm_set_wx(struct mm_struct *mm);
+unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
+			 unsigned long len, unsigned long pgoff,
+			 unsigned long flags);
 bool fmm_hint_valid(unsigned long addr, unsigned long len);
 unsigned long fmm_task_size_32(void);
 unsigned long fmm_task_size_64(bool full_addr_space);
@@ -154,25 +172,50 @@ unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
 					    unsigned long flags);
 
 /* policy.c */
-int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs);
+struct linux_binprm;
+void fmm_exec(struct linux_binprm *bprm, int *executable_stack);
 int fmm_retarget(pid_t nr, int layout);
 
+/* kprobes.c on a stock kernel, hook.c with the layout hook */
+int fmm_layout_hooks_install(void);
+void fmm_layout_hooks_remove(void);
+void fmm_layout_hooks_show(struct seq_file *m);
+unsigned long fmm_track_count(void);
+
+#ifdef FMM_HAVE_LAYOUT_HOOK
+/*
+ * The kernel's trampoline keeps every mm away from our text once we are
+ * unregistered: there is nothing to track and nothing to drain.
+ */
+static inline bool fmm_track_add(struct mm_struct *mm)
+{
+	return true;
+}
+
+static inline bool fmm_track_del(struct mm_struct *mm)
+{
+	return true;
+}
+
+static inline bool fmm_track_unloading(void)
+{
+	return false;
+}
+#else
 /* track.c */
 bool fmm_track_add(struct mm_struct *mm);
 bool fmm_track_del(struct mm_struct *mm);
 bool fmm_track_unloading(void);
-unsigned long fmm_track_count(void);
 int fmm_mm_init_pre(struct kprobe *p, struct pt_regs *regs);
 int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs);
 int fmm_exit_pre(struct kprobe *p, struct pt_regs *regs);
 void fmm_track_begin_unload(void);
 void fmm_track_drain(void);
+#endif
 
 /* nx.c */
-struct linux_binprm;
 struct ctl_table;
-struct seq_file;
-void fmm_nx_exec(struct linux_binprm *bprm, struct pt_regs *regs);
+void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack);
 void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 int fmm_nx_sysctl(struct ctl_table *table, int write, void *buffer,
 		  size_t *lenp, loff_t *ppos);

@@ -4,9 +4,12 @@
  *
  * Everything that depends on how this kernel (Debian's 6.1) stores the
  * layout lives here: the per-mm get_unmapped_area pointer, the four bases,
- * and the symbols the kernel does not export (found through kallsyms at
- * load time).  A port to a kernel without mm->get_unmapped_area (6.10+)
- * changes this file and leaves the policy and the allocators alone.
+ * the mark of a W^X process, and the symbols the kernel does not export
+ * (found through kallsyms at load time).  A kernel built with patches/
+ * (CONFIG_MMAP_LAYOUT) exports them, and its mms point at the kernel's
+ * trampoline rather than at us, with our allocator in mm->mmap_layout.  A
+ * port to a kernel without mm->get_unmapped_area (6.10+) changes this file
+ * and leaves the policy and the allocators alone.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -17,9 +20,132 @@
 #include <linux/sched/mm.h>
 #include <linux/personality.h>
 #include <linux/compat.h>
+#include <linux/random.h>
+#include <linux/security.h>
 #include <asm/elf.h>
 #include "fmm.h"
 
+#ifdef FMM_HAVE_LAYOUT_HOOK
+#include <linux/mmap_layout.h>
+#endif
+
+typedef unsigned long (*fmm_gua_t)(struct file *filp, unsigned long addr,
+				   unsigned long len, unsigned long pgoff,
+				   unsigned long flags);
+
+/*
+ * The allocator behind each enum fmm_alloc; on a stock kernel the kernel's
+ * two are filled in by fmm_kapi_init().  One table serves both directions
+ * of the mapping.
+ */
+static fmm_gua_t fmm_allocs[] = {
+#ifdef FMM_HAVE_LAYOUT_HOOK
+	[FMM_ALLOC_KERNEL_TOPDOWN] = arch_get_unmapped_area_topdown,
+	[FMM_ALLOC_KERNEL_BOTTOMUP] = arch_get_unmapped_area,
+#endif
+	[FMM_ALLOC_LEGACY_FORCED] = fmm_gua_legacy_forced,
+	[FMM_ALLOC_LEGACY_AUTO] = fmm_gua_legacy_auto,
+	[FMM_ALLOC_TOPDOWN_FORCED] = fmm_gua_topdown_forced,
+	[FMM_ALLOC_TOPDOWN_AUTO] = fmm_gua_topdown_auto,
+};
+
+#ifdef FMM_HAVE_LAYOUT_HOOK
+/*
+ * With the layout hook, a module mm points at mmap_layout_get_unmapped_area()
+ * and its word mm->mmap_layout says which of ours it is on:
+ *
+ *	bit 0		MMAP_LAYOUT_BOTTOMUP, read by the kernel (hugetlb, and
+ *			the fallback once we are unregistered)
+ *	bits 1-3	the enum fmm_alloc
+ *	bit 4		the W^X mark, also for mms on the kernel's allocators
+ *	bits 32-63	this load of the module
+ *
+ * Fork copies the word, exec starts from zero: the W^X mark needs no fork
+ * hook.  An mm attached by an earlier load of the module, still on the
+ * trampoline, counts as the kernel's allocator of its direction, which is
+ * what the trampoline gave it while no flexmmap was loaded.
+ */
+#define FMM_WORD_ALLOC_SHIFT	1
+#define FMM_WORD_ALLOC_MASK	(7UL << FMM_WORD_ALLOC_SHIFT)
+#define FMM_WORD_WX		BIT(4)
+#define FMM_WORD_LOAD_SHIFT	32
+
+static unsigned long fmm_load;
+
+int fmm_kapi_init(void)
+{
+	fmm_load = (unsigned long)(get_random_u32() | 1) << FMM_WORD_LOAD_SHIFT;
+	return 0;
+}
+
+enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm)
+{
+	void *gua = READ_ONCE(mm->get_unmapped_area);
+	unsigned long word;
+	enum fmm_alloc a;
+
+	if (gua == arch_get_unmapped_area_topdown)
+		return FMM_ALLOC_KERNEL_TOPDOWN;
+	if (gua == arch_get_unmapped_area)
+		return FMM_ALLOC_KERNEL_BOTTOMUP;
+	if (gua != mmap_layout_get_unmapped_area)
+		return FMM_ALLOC_OTHER;
+	word = READ_ONCE(mm->mmap_layout);
+	a = (word & FMM_WORD_ALLOC_MASK) >> FMM_WORD_ALLOC_SHIFT;
+	if ((word >> FMM_WORD_LOAD_SHIFT) << FMM_WORD_LOAD_SHIFT == fmm_load &&
+	    fmm_alloc_is_module(a) && a < ARRAY_SIZE(fmm_allocs))
+		return a;
+	return word & MMAP_LAYOUT_BOTTOMUP ? FMM_ALLOC_KERNEL_BOTTOMUP :
+					     FMM_ALLOC_KERNEL_TOPDOWN;
+}
+
+void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a)
+{
+	unsigned long word;
+
+	if (a == FMM_ALLOC_OTHER || a >= ARRAY_SIZE(fmm_allocs))
+		return;
+	if (!fmm_alloc_is_module(a)) {
+		WRITE_ONCE(mm->get_unmapped_area, fmm_allocs[a]);
+		return;
+	}
+	word = (READ_ONCE(mm->mmap_layout) & FMM_WORD_WX) | fmm_load |
+	       ((unsigned long)a << FMM_WORD_ALLOC_SHIFT);
+	if (fmm_alloc_is_bottomup(a))
+		word |= MMAP_LAYOUT_BOTTOMUP;
+	mmap_layout_attach(mm, word);
+}
+
+bool fmm_mm_wx(struct mm_struct *mm)
+{
+	return mm && (READ_ONCE(mm->mmap_layout) & FMM_WORD_WX);
+}
+
+/* At exec (the mm is not shared yet) or from a fork probe. */
+void fmm_mm_set_wx(struct mm_struct *mm)
+{
+	WRITE_ONCE(mm->mmap_layout, READ_ONCE(mm->mmap_layout) | FMM_WORD_WX);
+}
+
+unsigned long fmm_stack_guard_gap(void)
+{
+	return READ_ONCE(stack_guard_gap);
+}
+
+unsigned long fmm_mmap_min_addr(void)
+{
+	return max(PAGE_ALIGN(READ_ONCE(mmap_min_addr)), PAGE_SIZE);
+}
+
+/* get_align_mask() is not exported: no AMD family 15h alignment. */
+static const struct va_alignment *const fmm_k_va_align;
+
+/* The kernel places huge pages itself, in our direction. */
+unsigned long fmm_hugetlb_gua_addr(void)
+{
+	return 0;
+}
+#else /* !FMM_HAVE_LAYOUT_HOOK */
 static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
 
 /* Kernel objects we need but the kernel does not export. */
@@ -29,15 +155,11 @@ static struct va_alignment *fmm_k_va_align;	/* optional */
 static unsigned long fmm_k_hugetlb_gua;
 
 /*
- * The allocator behind each enum fmm_alloc; the kernel's two are filled in
- * by fmm_kapi_init().  One table serves both directions of the mapping.
+ * The mark of a W^X process.  6.1 uses mm->flags bits 0-27; MMF_INIT_MASK
+ * does not include this one, so mm_init() clears it for every new mm and
+ * the fork probe copies it (nx.c).
  */
-static void *fmm_allocs[] = {
-	[FMM_ALLOC_LEGACY_FORCED] = fmm_gua_legacy_forced,
-	[FMM_ALLOC_LEGACY_AUTO] = fmm_gua_legacy_auto,
-	[FMM_ALLOC_TOPDOWN_FORCED] = fmm_gua_topdown_forced,
-	[FMM_ALLOC_TOPDOWN_AUTO] = fmm_gua_topdown_auto,
-};
+#define FMM_MMF_WX	(BITS_PER_LONG - 1)
 
 /*
  * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
@@ -80,11 +202,11 @@ int fmm_kapi_init(void)
 	ret = fmm_lookup("arch_get_unmapped_area", &a);
 	if (ret)
 		return ret;
-	fmm_allocs[FMM_ALLOC_KERNEL_BOTTOMUP] = (void *)a;
+	fmm_allocs[FMM_ALLOC_KERNEL_BOTTOMUP] = (fmm_gua_t)a;
 	ret = fmm_lookup("arch_get_unmapped_area_topdown", &a);
 	if (ret)
 		return ret;
-	fmm_allocs[FMM_ALLOC_KERNEL_TOPDOWN] = (void *)a;
+	fmm_allocs[FMM_ALLOC_KERNEL_TOPDOWN] = (fmm_gua_t)a;
 	ret = fmm_lookup("stack_guard_gap", &a);
 	if (ret)
 		return ret;
@@ -111,7 +233,7 @@ enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm)
 	enum fmm_alloc a;
 
 	for (a = FMM_ALLOC_KERNEL_TOPDOWN; a < ARRAY_SIZE(fmm_allocs); a++)
-		if (gua == fmm_allocs[a])
+		if (gua == (void *)fmm_allocs[a])
 			return a;
 	return FMM_ALLOC_OTHER;
 }
@@ -138,6 +260,22 @@ unsigned long fmm_mmap_min_addr(void)
 	return max(PAGE_ALIGN(READ_ONCE(*fmm_k_mmap_min_addr)), PAGE_SIZE);
 }
 
+unsigned long fmm_hugetlb_gua_addr(void)
+{
+	return fmm_k_hugetlb_gua;
+}
+
+bool fmm_mm_wx(struct mm_struct *mm)
+{
+	return mm && test_bit(FMM_MMF_WX, &mm->flags);
+}
+
+void fmm_mm_set_wx(struct mm_struct *mm)
+{
+	set_bit(FMM_MMF_WX, &mm->flags);
+}
+#endif /* FMM_HAVE_LAYOUT_HOOK */
+
 /* arch/x86/kernel/sys_x86_64.c: get_align_mask() and get_align_bits(). */
 unsigned long fmm_align_mask(void)
 {
@@ -155,9 +293,20 @@ unsigned long fmm_align_bits(void)
 	return fmm_k_va_align ? fmm_k_va_align->bits & fmm_align_mask() : 0;
 }
 
-unsigned long fmm_hugetlb_gua_addr(void)
+/*
+ * The allocator of current->mm, for the kernel's trampoline (hook.c).  An mm
+ * the trampoline brings us is attached, so it is on one of ours or, left
+ * from an earlier load, on the kernel's.
+ */
+unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
+			 unsigned long len, unsigned long pgoff,
+			 unsigned long flags)
 {
-	return fmm_k_hugetlb_gua;
+	enum fmm_alloc a = fmm_mm_alloc(current->mm);
+
+	if (a == FMM_ALLOC_OTHER)
+		a = FMM_ALLOC_KERNEL_TOPDOWN;
+	return fmm_allocs[a](filp, addr, len, pgoff, flags);
 }
 
 /* arch/x86/mm/mmap.c: mmap_address_hint_valid(), not exported. */

@@ -2,10 +2,12 @@
 /*
  * flexmmap: the 2004 flexible mmap layout as a loadable module.
  *
- * Loading it hooks the exec path (see policy.c) and the fork and exit paths
- * (see track.c) with kprobes, and redirects x86's hugetlb placement with
- * one more.  mmap() itself is not hooked: a managed process's
- * mm->get_unmapped_area points at the module's allocators (alloc.c).
+ * Loading it hooks the exec path (see policy.c): on a stock kernel with
+ * kprobes, which also track fork and exit and redirect x86's hugetlb
+ * placement (kprobes.c, track.c); on a kernel built with patches/ through
+ * its mmap layout hook (hook.c).  mmap() itself is not hooked: a managed
+ * process's allocations reach the module's allocators (alloc.c) through
+ * mm->get_unmapped_area.
  *
  *	insmod flexmmap.ko [layout=0..3]
  *	sysctl vm.flexmmap_layout=N	# applies to programs exec'd afterwards
@@ -21,38 +23,6 @@
 #include "fmm.h"
 
 struct fmm_stats fmm_stats;
-
-/*
- * Redirect hugetlb_get_unmapped_area() to ours for module mms only; other
- * processes run the kernel's function untouched.  A pre-handler that moves
- * the instruction pointer and returns 1 resumes there with the original
- * arguments (the way kprobe-based error injection overrides a function).
- */
-static int fmm_hugetlb_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct mm_struct *mm = current->mm;
-
-	if (!mm || !fmm_alloc_is_module(fmm_mm_alloc(mm)))
-		return 0;
-	instruction_pointer_set(regs, (unsigned long)fmm_hugetlb_get_unmapped_area);
-	return 1;
-}
-
-NOKPROBE_SYMBOL(fmm_hugetlb_pre);
-
-/*
- * Installed in this order, all or nothing.  The exec hook comes last: once
- * it hands out module pointers, fork and exit tracking must already run.
- */
-static struct fmm_hook fmm_hooks[] = {
-	{ .symbol = "mm_init", .pre = fmm_mm_init_pre },
-	{ .symbol = "uprobe_dup_mmap", .pre = fmm_dup_pre },
-	{ .symbol = "exit_mmap", .pre = fmm_exit_pre },
-	{ .symbol = "hugetlb_get_unmapped_area", .pre = fmm_hugetlb_pre },
-	{ .symbol = "setup_arg_pages", .pre = fmm_exec_pre },
-};
-
-#define FMM_EXEC_HOOK (&fmm_hooks[ARRAY_SIZE(fmm_hooks) - 1])
 
 static int fmm_hook_install(struct fmm_hook *h)
 {
@@ -106,21 +76,6 @@ void fmm_hooks_uninstall(struct fmm_hook *hooks, int n)
 		fmm_hook_remove(&hooks[n]);
 }
 
-/*
- * The safe unload order: no new module mms from exec, then none from fork,
- * then every tracked mm reset under its lock (track.c), and only then the
- * fork, exit and hugetlb hooks go.
- */
-static void fmm_hooks_remove(void)
-{
-	fmm_hook_remove(FMM_EXEC_HOOK);
-	/* Their deny stub is module text too: the drain's RCU-tasks wait covers it. */
-	fmm_nx_exit();
-	fmm_track_begin_unload();
-	fmm_track_drain();
-	fmm_hooks_uninstall(fmm_hooks, ARRAY_SIZE(fmm_hooks));
-}
-
 /* For /proc/flexmmap/stats: probe hits missed (re-entrancy), per hook. */
 void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n)
 {
@@ -133,7 +88,7 @@ void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n)
 
 void fmm_hooks_show(struct seq_file *m)
 {
-	fmm_hooks_show_missed(m, fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	fmm_layout_hooks_show(m);
 	fmm_nx_hooks_show(m);
 }
 
@@ -150,7 +105,7 @@ static int __init fmm_init(void)
 	ret = fmm_nx_init();
 	if (ret)
 		goto out_control_exit;
-	ret = fmm_hooks_install(fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	ret = fmm_layout_hooks_install();
 	if (ret)
 		goto out_nx_exit;
 	pr_info("loaded, layout %d, nx %d\n", READ_ONCE(fmm_layout),
@@ -166,7 +121,7 @@ out_control_exit:
 
 static void __exit fmm_exit(void)
 {
-	fmm_hooks_remove();
+	fmm_layout_hooks_remove();
 	fmm_control_exit();
 	pr_info("unloaded\n");
 }

@@ -10,15 +10,15 @@
  *	3 W^X		strict, and no memory writable and executable at once,
  *			nor executable after it has been writable
  *
- * Modes 0-2 act only at exec, from the same setup_arg_pages() probe as the
+ * Modes 0-2 act only at exec, from the same setup_arg_pages() hook as the
  * layout (policy.c calls fmm_nx_exec() first).  It runs after the ELF loader
  * has read PT_GNU_STACK and set READ_IMPLIES_EXEC for old 32-bit binaries,
  * and before the stack's flags are computed and the image is mapped, so
  * changing the personality and the executable_stack argument there decides
  * both.
  *
- * Mode 3 marks the mm (a bit of mm->flags outside MMF_INIT_MASK, so exec
- * clears it and our fork probe copies it) and arms four more probes, only
+ * Mode 3 marks the mm (kapi.c: exec clears the mark, fork copies it) and
+ * arms four more probes, only
  * while mode 3 is on: security_mmap_file(), security_file_mprotect() and
  * personality() (64- and 32-bit).  They decide before the function runs;
  * a denial moves the instruction pointer to fmm_nx_eacces(), which returns
@@ -47,12 +47,6 @@
 #include <linux/sysctl.h>
 #include "fmm.h"
 
-/*
- * The mark of a W^X process.  6.1 uses mm->flags bits 0-27; MMF_INIT_MASK
- * does not include this one, so mm_init() clears it for every new mm.
- */
-#define FMM_MMF_WX	(BITS_PER_LONG - 1)
-
 int fmm_nx = FLEXMMAP_NX_KERNEL;
 static DEFINE_MUTEX(fmm_nx_mutex);
 
@@ -62,11 +56,6 @@ static const char *const fmm_nx_names[] = {
 	[FLEXMMAP_NX_STRICT] = "strict",
 	[FLEXMMAP_NX_WXORX] = "W^X",
 };
-
-static bool fmm_mm_wx(struct mm_struct *mm)
-{
-	return mm && test_bit(FMM_MMF_WX, &mm->flags);
-}
 
 /* Where a denied call resumes: it returns -EACCES to its caller. */
 static noinline long fmm_nx_eacces(void)
@@ -121,12 +110,13 @@ static bool fmm_nx_first_report(struct file *file)
 }
 
 /*
- * Called by the exec probe on setup_arg_pages(bprm, stack_top,
- * executable_stack), before the layout is decided.
+ * Called by fmm_exec() at the start of setup_arg_pages(bprm, stack_top,
+ * executable_stack), before the layout is decided.  *@executable_stack
+ * becomes setup_arg_pages()'s argument.
  */
-void fmm_nx_exec(struct linux_binprm *bprm, struct pt_regs *regs)
+void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack_p)
 {
-	int executable_stack = (int)regs_get_kernel_argument(regs, 2);
+	int executable_stack = *executable_stack_p;
 	int mode = READ_ONCE(fmm_nx);
 	const char *what = NULL;
 
@@ -153,7 +143,7 @@ void fmm_nx_exec(struct linux_binprm *bprm, struct pt_regs *regs)
 	}
 	if (executable_stack == EXSTACK_ENABLE_X)
 		what = "an executable stack (PT_GNU_STACK RWX)";
-	regs->dx = EXSTACK_DISABLE_X;
+	*executable_stack_p = EXSTACK_DISABLE_X;
 	if (what) {
 		atomic_long_inc(&fmm_stats.nx_downgraded);
 		if (fmm_nx_first_report(bprm->file))
@@ -161,7 +151,7 @@ void fmm_nx_exec(struct linux_binprm *bprm, struct pt_regs *regs)
 					    mode, bprm->file, what);
 	}
 	if (mode == FLEXMMAP_NX_WXORX && current->mm) {
-		set_bit(FMM_MMF_WX, &current->mm->flags);
+		fmm_mm_set_wx(current->mm);
 		atomic_long_inc(&fmm_stats.wx_exec);
 	}
 }
@@ -172,7 +162,7 @@ NOKPROBE_SYMBOL(fmm_nx_exec);
 void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
 	if (fmm_mm_wx(oldmm))
-		set_bit(FMM_MMF_WX, &newmm->flags);
+		fmm_mm_set_wx(newmm);
 }
 
 NOKPROBE_SYMBOL(fmm_nx_fork);
@@ -306,6 +296,13 @@ static struct fmm_hook fmm_wx_hooks[] = {
 };
 
 static bool fmm_wx_armed;
+/*
+ * Set by fmm_nx_exit(): unload began, never arm again.  A vm.flexmmap_nx=3
+ * write racing with rmmod re-armed the W^X probes after they were removed,
+ * and they outlived the module (an oops in get_kprobe() on the next mmap,
+ * found by the load/unload storm, tests/guest/60-storm.sh).
+ */
+static bool fmm_nx_closed;
 
 /* Both under fmm_nx_mutex. */
 static int fmm_wx_arm(void)
@@ -335,7 +332,9 @@ static int fmm_nx_set(int mode)
 	int ret = 0;
 
 	mutex_lock(&fmm_nx_mutex);
-	if (mode == FLEXMMAP_NX_WXORX)
+	if (fmm_nx_closed)
+		ret = -ENODEV;
+	else if (mode == FLEXMMAP_NX_WXORX)
 		ret = fmm_wx_arm();
 	if (!ret) {
 		WRITE_ONCE(fmm_nx, mode);
@@ -343,7 +342,7 @@ static int fmm_nx_set(int mode)
 			fmm_wx_disarm();
 	}
 	mutex_unlock(&fmm_nx_mutex);
-	if (ret)
+	if (ret && ret != -ENODEV)
 		pr_err("vm.flexmmap_nx=3: cannot arm the W^X hooks (%d); mode stays %d\n",
 		       ret, READ_ONCE(fmm_nx));
 	return ret;
@@ -412,6 +411,7 @@ int fmm_nx_init(void)
 void fmm_nx_exit(void)
 {
 	mutex_lock(&fmm_nx_mutex);
+	fmm_nx_closed = true;
 	fmm_wx_disarm();
 	mutex_unlock(&fmm_nx_mutex);
 }

@@ -2,12 +2,14 @@
 /*
  * flexmmap: which layout a new program gets.
  *
- * A kprobe pre-handler on setup_arg_pages(bprm, stack_top, executable_stack)
- * decides.  It runs after arch_pick_mmap_layout() has set the kernel's own
- * choice and bases, knows from executable_stack whether the binary has a
- * PT_GNU_STACK header (EXSTACK_DEFAULT: it has none), and runs before the
- * image and the interpreter are mapped, so they are placed by the chosen
- * allocator.  A kprobe has no instance limit, unlike a kretprobe on
+ * fmm_exec() decides, at the start of setup_arg_pages(bprm, stack_top,
+ * executable_stack): called by a kprobe pre-handler there on a stock kernel
+ * (kprobes.c), by the kernel itself with the layout hook (hook.c).  It runs
+ * after arch_pick_mmap_layout() has set the kernel's own choice and bases,
+ * knows from executable_stack whether the binary has a PT_GNU_STACK header
+ * (EXSTACK_DEFAULT: it has none), and runs before the image and the
+ * interpreter are mapped, so they are placed by the chosen allocator.  A
+ * kprobe has no instance limit, unlike a kretprobe on
  * arch_pick_mmap_layout(), so no exec can slip through unseen.
  *
  * The 2004 patch marked binaries without PT_GNU_STACK with the
@@ -28,26 +30,33 @@
 #include <linux/sched/task.h>
 #include "fmm.h"
 
-int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
+/**
+ * fmm_exec - choose the new program's layout and NX policy
+ * @bprm: the exec
+ * @executable_stack: the binary's PT_GNU_STACK request; the NX policy may
+ *	change it
+ *
+ * May not sleep: on a stock kernel it runs in a kprobe handler.
+ */
+void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 {
-	struct linux_binprm *bprm = (void *)regs_get_kernel_argument(regs, 0);
-	int executable_stack = (int)regs_get_kernel_argument(regs, 2);
 	struct mm_struct *mm = current->mm;
 	int layout = READ_ONCE(fmm_layout);
+	int asked = *executable_stack;
 	enum fmm_alloc kernel, want;
 
-	/* May change executable_stack's register: ours is read already. */
-	fmm_nx_exec(bprm, regs);
+	/* May change *executable_stack: what the binary asked is read already. */
+	fmm_nx_exec(bprm, executable_stack);
 	if (layout == FLEXMMAP_LAYOUT_KERNEL || !mm) {
 		atomic_long_inc(&fmm_stats.exec_kernel);
-		return 0;
+		return;
 	}
 	kernel = fmm_mm_alloc(mm);
 	if (kernel != FMM_ALLOC_KERNEL_TOPDOWN &&
 	    kernel != FMM_ALLOC_KERNEL_BOTTOMUP) {
 		/* Someone else manages this mm; leave it to them. */
 		atomic_long_inc(&fmm_stats.exec_unknown);
-		return 0;
+		return;
 	}
 
 	switch (layout) {
@@ -64,7 +73,7 @@ int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 		 * a binary without PT_GNU_STACK predates the flexible layout.
 		 */
 		if (kernel == FMM_ALLOC_KERNEL_BOTTOMUP ||
-		    executable_stack == EXSTACK_DEFAULT)
+		    asked == EXSTACK_DEFAULT)
 			want = FMM_ALLOC_LEGACY_AUTO;
 		else
 			want = FMM_ALLOC_TOPDOWN_AUTO;
@@ -74,7 +83,7 @@ int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 	/* Unload must find every mm it has to reset: track it first. */
 	if (!fmm_track_add(mm)) {
 		atomic_long_inc(&fmm_stats.fallback);
-		return 0;
+		return;
 	}
 	fmm_mm_set_bases(mm, fmm_alloc_is_bottomup(want), &bprm->rlim_stack);
 	fmm_mm_set_alloc(mm, want);
@@ -82,10 +91,9 @@ int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 		atomic_long_inc(&fmm_stats.exec_legacy);
 	else
 		atomic_long_inc(&fmm_stats.exec_flexible);
-	return 0;
 }
 
-NOKPROBE_SYMBOL(fmm_exec_pre);
+NOKPROBE_SYMBOL(fmm_exec);
 
 /**
  * fmm_retarget - switch a running process's allocator for its future mmaps

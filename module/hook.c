@@ -1,0 +1,87 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flexmmap: the layout hook of a kernel built with patches/.
+ *
+ * Such a kernel (CONFIG_MMAP_LAYOUT) calls fmm_exec() itself at the start of
+ * setup_arg_pages(), where the policy runs unchanged, and an mm put on one
+ * of our allocators points at the kernel's trampoline,
+ * mmap_layout_get_unmapped_area(), which pins this module around each call
+ * into fmm_mm_gua() and falls back to the kernel's allocator of the mm's
+ * direction once we are unregistered.  The kernel places huge pages in
+ * that direction too.  So none of the kprobes of kprobes.c are needed, and
+ * nothing of track.c: no mm can be left pointing at our text, forked or
+ * not, and unloading is just unregistering.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/mmap_layout.h>
+#include <linux/module.h>
+#include <linux/rcupdate.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/seq_file.h>
+#include "fmm.h"
+
+static const struct mmap_layout_ops fmm_layout_ops = {
+	.owner = THIS_MODULE,
+	.exec = fmm_exec,
+	.get_unmapped_area = fmm_mm_gua,
+};
+
+int fmm_layout_hooks_install(void)
+{
+	int ret = mmap_layout_register(&fmm_layout_ops);
+
+	if (ret)
+		pr_err("cannot register the mmap layout (%d): another layout is loaded\n",
+		       ret);
+	return ret;
+}
+
+void fmm_layout_hooks_remove(void)
+{
+	mmap_layout_unregister(&fmm_layout_ops);
+	/*
+	 * The W^X probes may have sent a task to their deny stub, which is
+	 * module text: wait until no task can be in it.
+	 */
+	fmm_nx_exit();
+	synchronize_rcu_tasks();
+}
+
+void fmm_layout_hooks_show(struct seq_file *m)
+{
+	seq_puts(m, "layout_hook mmap_layout\n");
+	/* A call from setup_arg_pages() cannot be missed, unlike a probe hit. */
+	seq_puts(m, "missed_setup_arg_pages 0\n");
+}
+
+/*
+ * The processes on our allocators now.  Nothing tracks them (exit is not
+ * hooked), so count them; a zombie leader's threads share one mm.
+ */
+unsigned long fmm_track_count(void)
+{
+	struct task_struct *p, *t;
+	unsigned long n = 0;
+
+	rcu_read_lock();
+	for_each_process(p) {
+		if (p->flags & PF_KTHREAD)
+			continue;
+		for_each_thread(p, t) {
+			task_lock(t);
+			if (!t->mm) {
+				task_unlock(t);
+				continue;
+			}
+			if (fmm_alloc_is_module(fmm_mm_alloc(t->mm)))
+				n++;
+			task_unlock(t);
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return n;
+}
