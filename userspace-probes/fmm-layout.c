@@ -9,7 +9,7 @@
  * which flexmmap's "auto" mode puts on the legacy layout.
  *
  * Usage:
- *   fmm-layout-NN --expect topdown|bottomup
+ *   fmm-layout-NN --expect topdown|bottomup|any
  *		[--expect-alloc kernel-topdown|kernel-bottomup|
  *				module-topdown|module-bottomup]
  *		[--expect-mode kernel|legacy|flexible|auto]
@@ -22,6 +22,12 @@
  *			randomisation), MAP_HUGETLB, MAP_32BIT (64-bit only),
  *			hint, MAP_FIXED, MAP_FIXED_NOREPLACE, stack, vDSO and
  *			len > TASK_SIZE.
+ *   --expect any	the layout this process actually got, checked as
+ *			above: the direction comes from our own line of
+ *			/proc/flexmmap/tasks (what the module says it gave us)
+ *			or, when the module is not loaded (any more), from
+ *			where the first mmap landed.  For storms, where the
+ *			mode changes under the probe's feet.
  *   --expect-alloc A	find this PID in /proc/flexmmap/tasks and check its
  *			ALLOCATOR column; a missing file is a failure.
  *   --expect-mode M	same, for the MODE column.
@@ -761,6 +767,36 @@ static void test_tasks(const char *want_alloc, const char *want_mode)
 				 getpid(), want_mode, mode);
 }
 
+/*
+ * --expect any: the direction the module says it gave us, or, without the
+ * module, the one the first mmap shows (above the legacy window: top-down).
+ */
+static enum fmm_dir actual_dir(const char **why)
+{
+	char mode[32], alloc[32], *line = NULL;
+	size_t len = 0;
+	FILE *fp = fopen(FLEXMMAP_PROC_TASKS, "r");
+	int pid;
+
+	while (fp && getline(&line, &len, fp) != -1) {
+		if (sscanf(line, "%d %31s %31s", &pid, mode, alloc) != 3 ||
+		    pid != getpid())
+			continue;
+		free(line);
+		fclose(fp);
+		*why = strstr(alloc, "bottomup") ? "module query: bottom-up" :
+						   "module query: top-down";
+		return strstr(alloc, "bottomup") ? BOTTOMUP : TOPDOWN;
+	}
+	free(line);
+	if (fp)
+		fclose(fp);
+	L.dir = BOTTOMUP;
+	setup_layout();
+	*why = "no module answer; from the first mmap";
+	return L.anon[0] >= L.win_hi ? TOPDOWN : BOTTOMUP;
+}
+
 /* --print: stable names, one per line, for a diff of two setarch -R runs. */
 static void print_addresses(void)
 {
@@ -779,7 +815,7 @@ static void print_addresses(void)
 static void __attribute__((noreturn)) usage(const char *msg)
 {
 	fprintf(stderr, "fmm-layout: %s\n"
-		"usage: fmm-layout [--expect topdown|bottomup] [--expect-alloc kernel-topdown|kernel-bottomup|module-topdown|module-bottomup] [--expect-mode kernel|legacy|flexible|auto] | --print\n",
+		"usage: fmm-layout [--expect topdown|bottomup|any] [--expect-alloc kernel-topdown|kernel-bottomup|module-topdown|module-bottomup] [--expect-mode kernel|legacy|flexible|auto] | --print\n",
 		msg);
 	exit(KSFT_FAIL);
 }
@@ -803,6 +839,7 @@ int main(int argc, char **argv)
 		"kernel", "legacy", "flexible", "auto", NULL
 	};
 	const char *expect = NULL, *want_alloc = NULL, *want_mode = NULL;
+	const char *any_why = NULL;
 	bool print = false;
 	unsigned int plan = 0;
 	int i;
@@ -821,8 +858,9 @@ int main(int argc, char **argv)
 			usage("option needs a value");
 		i++;
 		if (!strcmp(opt, "--expect")) {
-			if (strcmp(val, "topdown") && strcmp(val, "bottomup"))
-				usage("--expect takes topdown or bottomup");
+			if (strcmp(val, "topdown") && strcmp(val, "bottomup") &&
+			    strcmp(val, "any"))
+				usage("--expect takes topdown, bottomup or any");
 			expect = val;
 		} else if (!strcmp(opt, "--expect-alloc")) {
 			if (!one_of(val, allocs))
@@ -841,7 +879,10 @@ int main(int argc, char **argv)
 
 	/* First thing: nothing else may have mmapped yet. */
 	map_first_anon();
-	L.dir = expect && !strcmp(expect, "bottomup") ? BOTTOMUP : TOPDOWN;
+	if (expect && !strcmp(expect, "any"))
+		L.dir = actual_dir(&any_why);
+	else
+		L.dir = expect && !strcmp(expect, "bottomup") ? BOTTOMUP : TOPDOWN;
 	setup_layout();
 	find_heap_and_stack();
 
@@ -859,6 +900,9 @@ int main(int argc, char **argv)
 	if (want_alloc || want_mode)
 		test_tasks(want_alloc, want_mode);
 	if (expect) {
+		if (any_why)
+			ksft_print_msg("--expect any: %s (%s)\n",
+				       dir_name(L.dir), any_why);
 		print_layout();
 		test_anon_order();
 		test_first_placement();

@@ -11,8 +11,10 @@
  * At start it maps a few regions, fills them with a pattern, prints
  * "ready PID" and waits.  Then:
  *   SIGUSR1, or a line on stdin	one check: mmap, write a pattern, read
- *					it back, munmap, and re-read the
- *					first regions; prints "ok N" or
+ *					it back, mremap it bigger (it may
+ *					move), read it again, munmap, and
+ *					re-read the first regions; prints
+ *					"ok N" or
  *					"fail N: reason"
  *   SIGUSR2, or "stats" on stdin	prints "stats checks=... failures=..."
  *   "map" on stdin			maps 64 KiB more, keeps it, prints
@@ -103,7 +105,7 @@ static bool verify(const unsigned long *p, unsigned long len,
 static bool check(unsigned long seed, char *why, size_t size)
 {
 	unsigned long len = CHECK_PAGES * page_size;
-	void *p;
+	void *p, *q;
 	int i;
 
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -117,6 +119,22 @@ static bool check(unsigned long seed, char *why, size_t size)
 	if (!verify(p, len, seed)) {
 		if (why)
 			snprintf(why, size, "pattern mismatch at %p", p);
+		munmap(p, len);
+		return false;
+	}
+	/* Grow it, letting it move: the allocator places the new range. */
+	q = mremap(p, len, 2 * len, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED) {
+		if (why)
+			snprintf(why, size, "mremap %p: %s", p, strerror(errno));
+		munmap(p, len);
+		return false;
+	}
+	p = q;
+	len *= 2;
+	if (!verify(p, len / 2, seed)) {
+		if (why)
+			snprintf(why, size, "pattern lost by mremap to %p", p);
 		munmap(p, len);
 		return false;
 	}

@@ -22,6 +22,7 @@
 #   t_dmesg_mark / t_dmesg_since   the kernel log lines after a mark
 #   t_kernel_problems              kernel log lines (since the mark) showing
 #                                  a WARN, BUG, Oops, lockup or RCU stall
+#   t_tcg_one_cpu                  under TCG, only cpu0 online until exit
 #
 # Environment from qemu/run: FLEXMMAP_KVER (the release the image was built
 # for).  Paths: FMM_DIR=/flexmmap (build output), FMM_KO (the module),
@@ -83,3 +84,28 @@ t_skip_all() {
 t_dmesg_mark() { T_DMESG_MARK=$(dmesg | wc -l); }
 t_dmesg_since() { dmesg | tail -n +"$((${T_DMESG_MARK:-0} + 1))"; }
 t_kernel_problems() { t_dmesg_since | grep -E "$T_BAD_KERNEL" || true; }
+
+# Under QEMU TCG, take every CPU but cpu0 offline until the test exits
+# (FMM_CYCLES_SMP=1 keeps them).  Module load/unload storms need it: with
+# two TCG vCPUs a vCPU was seen spinning for ever on the int3 of a kprobe
+# long after the probe was removed (stale translated code across vCPUs, as
+# far as we can tell; see 41-load-cycles.sh).  Prints what it did.
+t_tcg_one_cpu() {
+	local c
+	T_OFFLINED=()
+	[ "${FMM_CYCLES_SMP:-0}" != 1 ] || return 0
+	grep -q '^flags.*hypervisor' /proc/cpuinfo || return 0
+	! grep -qw kvm /sys/devices/system/clocksource/clocksource0/available_clocksource 2>/dev/null ||
+		return 0
+	for c in /sys/devices/system/cpu/cpu[1-9]*; do
+		[ -e "$c/online" ] && [ "$(cat "$c/online")" = 1 ] || continue
+		echo 0 >"$c/online" && T_OFFLINED+=("$c")
+	done
+	trap t_tcg_cpus_back EXIT
+	[ ${#T_OFFLINED[@]} = 0 ] ||
+		t_diag "TCG guest: running with ${T_OFFLINED[*]##*/} offline (FMM_CYCLES_SMP=1 keeps them)"
+}
+t_tcg_cpus_back() {
+	local c
+	for c in "${T_OFFLINED[@]}"; do echo 1 >"$c/online"; done
+}
