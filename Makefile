@@ -10,7 +10,13 @@
 #   make demo       build, boot the guest, show what loading flexmmap changes
 #   make report     build, boot the guest, measure each layout's capacity: table,
 #                   CSV/JSON and SVG pictures in REPORT_DIR (REPORT_ARGS: its options)
+#   make kernel     build (or reuse) the kernel from linux-source-6.1 with patches/
 #   make clean      remove build outputs (the guest image stays; see clean-cache)
+#
+# KERNEL=source (make check KERNEL=source, make vm KERNEL=source, ...) builds
+# the module against that kernel, which has the mmap layout hook and KASAN,
+# lockdep, DEBUG_VM and kmemleak on, and boots it; KERNEL=stock (the default)
+# is Debian's kernel.
 #
 # Everything built lives under $(FLEXMMAP_CACHE) (default ~/.cache/flexmmap),
 # never in this tree.
@@ -20,24 +26,36 @@ FLEXMMAP_CACHE ?= $(HOME)/.cache/flexmmap
 export FLEXMMAP_CACHE
 
 SRC := $(CURDIR)
+KERNEL ?= stock
+export FLEXMMAP_KERNEL := $(KERNEL)
+ifeq ($(KERNEL),stock)
 BUILD := $(FLEXMMAP_CACHE)/build
-OUT := $(BUILD)/out
-KMOD := $(BUILD)/kmod
 # Evaluated lazily: the headers may be installed by "deps" first.
 KVER = $(shell . $(SRC)/scripts/lib.sh && flexmmap_kver 2>/dev/null)
 KDIR = /usr/src/linux-headers-$(KVER)
+else ifeq ($(KERNEL),source)
+BUILD := $(FLEXMMAP_CACHE)/build/source
+KDIR = $(shell $(SRC)/scripts/build-kernel --print)/linux
+else
+$(error KERNEL must be stock (Debian's kernel) or source (make kernel), not '$(KERNEL)')
+endif
+OUT := $(BUILD)/out
+KMOD := $(BUILD)/kmod
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 
-.PHONY: all module probes benchprog stage deps image vm check demo bench report clean clean-cache ksrc
+.PHONY: all module probes benchprog stage deps image vm check demo bench report clean clean-cache ksrc kernel
 
 all: module probes benchprog stage
 
 deps:
 	@$(SRC)/scripts/deps
 
+ifeq ($(KERNEL),source)
+module: kernel
+endif
 module:
-	@test -n "$(KVER)" -a -f "$(KDIR)/Makefile" || { \
-	  echo "flexmmap: no Debian 6.1 kernel headers (linux-headers-6.1.0-NN-amd64) found;" \
+	@test -f "$(KDIR)/Makefile" || { \
+	  echo "flexmmap: no kernel tree at $(KDIR) (KERNEL=stock: linux-headers-6.1.0-NN-amd64);" \
 	       "run 'make deps' or 'apt-get install linux-headers-amd64'" >&2; exit 1; }
 	@mkdir -p $(KMOD) $(OUT)
 	@cp -u $(SRC)/Kbuild $(KMOD)/Kbuild
@@ -46,6 +64,11 @@ module:
 	@cp -u -r $(SRC)/include/. $(KMOD)/include/
 	$(MAKE) -C $(KDIR) M=$(KMOD) W=1 modules
 	@cp $(KMOD)/flexmmap.ko $(OUT)/flexmmap.ko
+
+# linux-source-6.1 with patches/ and scripts/kernel.config, built in
+# $(FLEXMMAP_CACHE)/source-kernel/<key>; a no-op when nothing changed.
+kernel: deps
+	@$(SRC)/scripts/build-kernel >/dev/null
 
 # kselftest.h, checkpatch.pl and the vm selftests come from linux-source-6.1.
 ksrc: $(LINUX_SRC)/.extracted

@@ -31,3 +31,35 @@ flexmmap_kver() {
 	[ -n "$best" ] || die "no linux-headers-6.1.0-NN-amd64 installed (run: apt-get install linux-headers-amd64)"
 	echo "$best"
 }
+
+# Which kernel the guest boots: "stock" (Debian's, the default) or "source"
+# (built from linux-source-6.1 with patches/ by scripts/build-kernel).
+# FLEXMMAP_KERNEL sets it for every script; qemu/run --kernel for one boot.
+flexmmap_kernel() {
+	case ${FLEXMMAP_KERNEL:-stock} in
+	stock | source) echo "${FLEXMMAP_KERNEL:-stock}" ;;
+	*) die "FLEXMMAP_KERNEL must be stock or source, not '$FLEXMMAP_KERNEL'" ;;
+	esac
+}
+
+# The build output the guest sees at /flexmmap: the module is built against
+# the guest's kernel, so each kernel has its own.
+flexmmap_out() {
+	case $(flexmmap_kernel) in
+	stock) echo "$FLEXMMAP_CACHE/build/out" ;;
+	source) echo "$FLEXMMAP_CACHE/build/source/out" ;;
+	esac
+}
+
+# The release the guest runs (uname -r).
+flexmmap_guest_kver() {
+	local d
+	case $(flexmmap_kernel) in
+	stock) flexmmap_kver ;;
+	source)
+		d=$("$FLEXMMAP_ROOT/scripts/build-kernel" --print)
+		[ -f "$d/kver" ] || die "the source kernel is not built (run: make kernel)"
+		cat "$d/kver"
+		;;
+	esac
+}

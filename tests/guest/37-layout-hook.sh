@@ -1,0 +1,93 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# On a kernel built with patches/ (make check KERNEL=source) the module uses
+# the kernel's mmap layout hook: while every layout mode is exercised, no
+# kprobe and no ftrace entry is added (/sys/kernel/debug/kprobes/list and
+# /sys/kernel/tracing/enabled_functions stay as before insmod), huge pages
+# follow the layout, and only nx=3 arms its four W^X probes.  A process
+# left on the trampoline by an unloaded module is on the kernel's allocator
+# for the next load.  On the stock kernel the same lists show the layout
+# kprobes (which proves the check can see them).
+set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+P=$FMM_PROBES
+S=/proc/sys/vm/flexmmap_layout
+KP=/sys/kernel/debug/kprobes/list
+EF=/sys/kernel/tracing/enabled_functions
+rmmod flexmmap 2>/dev/null
+[ -r "$KP" ] || t_skip_all "no $KP (debugfs or kprobes missing)"
+
+hooked() { # the kprobe and ftrace lists, one "kprobe SYM" / "ftrace SYM" per line
+	awk '{ sub(/\+.*/, "", $3); print "kprobe", $3 }' "$KP"
+	[ ! -r "$EF" ] || awk '{ print "ftrace", $1 }' "$EF"
+}
+
+before=$(hooked)
+t_dmesg_mark
+insmod "$FMM_KO" || t_skip_all "insmod $FMM_KO failed"
+if ! grep -q '^layout_hook mmap_layout' /proc/flexmmap/stats; then
+	added=$(comm -13 <(sort <<<"$before") <(hooked | sort))
+	if grep -q 'kprobe setup_arg_pages' <<<"$added"; then
+		t_ok "stock kernel: the layout kprobes are listed (setup_arg_pages among $(wc -l <<<"$added") entries)"
+	else
+		t_fail "stock kernel: the layout kprobes are listed" "added: $added"
+	fi
+	rmmod flexmmap
+	exit 0
+fi
+t_ok "the module uses the kernel's mmap layout hook"
+
+sysctl -qw vm.nr_hugepages=4 || true
+for mode in 1 2 3; do
+	echo "$mode" >$S
+	for bits in 64 32; do
+		case $mode in
+		1) want="bottomup module-bottomup legacy" ;;
+		2) want="topdown module-topdown flexible" ;;
+		3) want="topdown module-topdown auto" ;;
+		esac
+		read -r layout alloc m <<<"$want"
+		t_check "layout=$mode ${bits}-bit: $layout, $alloc, mode $m (MAP_HUGETLB too)" \
+			"$P/fmm-layout-$bits" --expect "$layout" --expect-alloc "$alloc" --expect-mode "$m"
+	done
+	t_check "layout=$mode: a binary without PT_GNU_STACK is bottom-up under auto, as set otherwise" \
+		"$P/fmm-layout-64-nognustack" --expect "$([ "$mode" = 2 ] && echo topdown || echo bottomup)"
+	now=$(hooked)
+	t_eq "layout=$mode: no kprobe or ftrace entry added" "$before" "$now"
+done
+
+echo 3 >/proc/sys/vm/flexmmap_nx
+added=$(comm -13 <(sort <<<"$before") <(hooked | sort) | awk '$1 == "kprobe" { print $2 }' | sort -u | paste -sd' ')
+t_eq "nx=3 arms only its W^X kprobes" \
+	"__ia32_sys_personality __x64_sys_personality security_file_mprotect security_mmap_file" "$added"
+echo 0 >/proc/sys/vm/flexmmap_nx
+t_eq "nx=0 disarms them" "$before" "$(hooked)"
+
+# A process attached under one load of the module is on the kernel's
+# allocator (of its direction) under the next one, and its mmaps still work.
+echo 1 >$S
+"$P/fmm-sleep-64" </dev/null >/tmp/hook.sleeper 2>&1 &
+pid=$!
+for _ in $(seq 100); do grep -q '^ready' /tmp/hook.sleeper && break; sleep 0.1; done
+t_check "a legacy process is on the module's allocator" grep -q "^$pid legacy module-bottomup" /proc/flexmmap/tasks
+t_check "rmmod while it runs" rmmod flexmmap
+kill -USR1 "$pid"
+sleep 1
+insmod "$FMM_KO" layout=2
+t_check "after a reload it counts as on the kernel's bottom-up allocator" \
+	grep -q "^$pid kernel kernel-bottomup" /proc/flexmmap/tasks
+kill -USR1 "$pid"
+sleep 1
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+if [ "$rc" = 0 ] && [ "$(grep -c '^ok' /tmp/hook.sleeper)" = 2 ]; then
+	t_ok "its mmaps worked after the unload and after the reload"
+else
+	t_fail "its mmaps worked after the unload and after the reload" "exit $rc" "$(cat /tmp/hook.sleeper)"
+fi
+rmmod flexmmap || t_fail "rmmod"
+t_eq "no kernel problems" "" "$(t_kernel_problems)"
