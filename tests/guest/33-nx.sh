@@ -126,11 +126,19 @@ for mode in 0 1 2 3; do
 done
 
 # --- W^X: ordinary programs run, bad binaries fail and are named --------
+# Denials are judged by the counters: the log is rate-limited (10 lines per
+# 5 s per call site), and a burst before can hide a line.
+denials() {
+	echo $(($(stat_of wx_denied_mmap) + $(stat_of wx_denied_mprotect) + \
+		$(stat_of wx_denied_personality)))
+}
 echo 3 >$S
-t_dmesg_mark
+before=$(denials)
 t_eq "nx=3: a dynamically linked shell runs" hello "$(bash -c 'echo hello')"
 t_check "nx=3: coreutils run (ls /)" ls /
 t_eq "nx=3: perl runs" 42 "$(perl -e 'print 6 * 7')"
+t_eq "nx=3: bash, ls and perl caused no W^X denial" 0 "$(($(denials) - before))"
+before=$(denials)
 if command -v python3 >/dev/null; then
 	out=$(python3 - 2>&1 <<'EOF'
 import ctypes
@@ -144,13 +152,12 @@ EOF
 	)
 	t_eq "nx=3: python3 sorts with a ctypes callback (libffi closure)" \
 		"[1, 2, 3, 4, 5, 6]" "$out"
+	# libffi 3.4 first asks for an anonymous RWX page (refused), then maps
+	# a memfd twice, RW and RX: the double mapping W^X does not cover.
+	t_diag "python3's ctypes callback caused $(($(denials) - before)) W^X denial(s) (libffi's anonymous RWX try, before its memfd fallback)"
 else
 	t_fail "python3 installed in the guest" "python3 missing"
 fi
-t_diag "W^X denials while ordinary programs ran (none expected):"
-t_dmesg_since | grep 'W^X' | t_sub
-t_eq "nx=3: ordinary programs caused no W^X denial" 0 \
-	"$(t_dmesg_since | grep -c 'W^X')"
 
 t_dmesg_mark
 "$P/fmm-nx-64-rwxtext" --print >/dev/null 2>&1
@@ -162,7 +169,7 @@ else
 		"exit $rc; $(t_dmesg_since)"
 fi
 # The denial log is rate-limited (printk's 10 lines per 5 s per call site),
-# and the paxtest run above used this site's budget: let it refill.
+# and the runs above used this site's budget: let it refill.
 sleep 5
 t_dmesg_mark
 echo quit | timeout 60 "$P/fmm-sleep-64-nognustack" --threads 2 >/dev/null 2>&1
@@ -173,9 +180,9 @@ else
 	t_fail "nx=3: threads of a binary without PT_GNU_STACK fail, log names it" \
 		"exit $rc; $(t_dmesg_since)"
 fi
-denied=$(($(stat_of wx_denied_mmap) + $(stat_of wx_denied_mprotect)))
+denied=$(denials)
 if [ "$denied" -gt 0 ] && [ "$(stat_of wx_denied_personality)" -gt 0 ]; then
-	t_ok "denials are counted in /proc/flexmmap/stats ($denied mmap/mprotect)"
+	t_ok "denials are counted in /proc/flexmmap/stats ($denied in all)"
 else
 	t_fail "denials are counted in /proc/flexmmap/stats" "$(cat /proc/flexmmap/stats)"
 fi

@@ -1,0 +1,90 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# External test suites in every layout mode, against the stock kernel in the
+# same boot: the kernel's own vm selftests that exercise placement (built on
+# the host from linux-source-6.1 into /flexmmap/selftests) and stress-ng's
+# mapping stressors with --verify.  A mode passes when every program's
+# result (exit status and its ok/not ok/FAIL counts) equals the stock
+# kernel's: layout 1 is compared with stock under vm.legacy_va_layout=1,
+# layouts 0, 2 and 3 with stock as booted.  Every result is in the log.
+#
+#   FMM_STRESSNG_SECONDS  seconds per stress-ng stressor (default 1; make
+#                         stress uses more)
+set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+ST=$FMM_DIR/selftests
+secs=${FMM_STRESSNG_SECONDS:-1}
+SELFTESTS="map_fixed_noreplace mremap_test mremap_dontunmap virtual_address_range map_populate"
+STRESSORS="mmap mmapaddr mmapfixed mmapmany munmap mremap brk stack vm-addr"
+rmmod flexmmap 2>/dev/null
+[ -d "$ST" ] || t_skip_all "no $ST: build with 'make' (it builds the vm selftests)"
+command -v stress-ng >/dev/null || t_skip_all "stress-ng not in the guest image"
+if grep -qw la57 /proc/cpuinfo; then
+	SELFTESTS="$SELFTESTS va_128TBswitch"
+else
+	t_diag "va_128TBswitch left out: this CPU model has no la57 (5-level paging); it fails on the stock kernel too without it"
+fi
+work=$(mktemp -d /tmp/ext.XXXXXX)
+t_dmesg_mark
+
+# One line per program: "NAME rc=N ok=N notok=N fail=N".
+signature() { # NAME OUTPUT RC
+	printf '%s rc=%s ok=%s notok=%s fail=%s\n' "$1" "$3" \
+		"$(grep -c '^ok' <<<"$2")" "$(grep -c '^not ok' <<<"$2")" \
+		"$(grep -ci 'fail' <<<"$2")"
+}
+
+run_suites() { # CONFIG: results into $work/CONFIG
+	local cfg=$1 t out rc
+	: >"$work/$cfg"
+	for t in $SELFTESTS; do
+		out=$(cd "$work" && timeout 600 "$ST/$t" 2>&1)
+		rc=$?
+		signature "$t" "$out" $rc >>"$work/$cfg"
+	done
+	for t in $STRESSORS; do
+		out=$(cd "$work" && timeout $((secs * 10 + 120)) stress-ng --"$t" 1 --verify \
+			-t "${secs}s" 2>&1)
+		rc=$?
+		# Only its verdict: the counts of its log lines vary run to run.
+		printf 'stress-ng-%s rc=%s\n' "$t" $rc >>"$work/$cfg"
+	done
+	t_diag "$cfg:"
+	t_sub <"$work/$cfg"
+}
+
+compare() { # CONFIG REFERENCE
+	local d
+	d=$(diff "$work/$2" "$work/$1")
+	if [ -z "$d" ]; then
+		t_ok "$1: every suite's result equals $2's ($(wc -l <"$work/$1") programs)"
+	else
+		t_fail "$1: every suite's result equals $2's" "$d"
+	fi
+}
+
+echo 0 >/proc/sys/vm/legacy_va_layout
+run_suites stock
+echo 1 >/proc/sys/vm/legacy_va_layout
+run_suites stock-legacy
+echo 0 >/proc/sys/vm/legacy_va_layout
+if ! grep -q 'rc=0' "$work/stock"; then
+	t_fail "the suites run at all on the stock kernel" "$(cat "$work/stock")"
+fi
+
+insmod "$FMM_KO" || t_skip_all "insmod failed"
+for l in 0 1 2 3; do
+	echo $l >/proc/sys/vm/flexmmap_layout
+	run_suites "layout$l"
+done
+rmmod flexmmap || t_fail "rmmod"
+
+compare layout0 stock
+compare layout1 stock-legacy
+compare layout2 stock
+compare layout3 stock
+rm -rf "$work"
+t_eq "no kernel problems" "" "$(t_kernel_problems)"
