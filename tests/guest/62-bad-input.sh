@@ -1,0 +1,81 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# Bad input to every control file of the module: out-of-range, negative,
+# huge and non-numeric values, empty and partial (offset) writes, writes to
+# the read-only files, and concurrent writers.  Rejected input changes
+# nothing; after concurrent writers the W^X probes are armed exactly when
+# the value left is 3.  (Bad module parameters: 31-controls, 33-nx;
+# vm.flexmmap_retarget requests: 35-retarget.)
+set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+rmmod flexmmap 2>/dev/null
+insmod "$FMM_KO" layout=2 nx=1 || t_skip_all "insmod failed"
+t_dmesg_mark
+L=/proc/sys/vm/flexmmap_layout
+X=/proc/sys/vm/flexmmap_nx
+stat_of() { sed -n "s/^$1 //p" /proc/flexmmap/stats; }
+
+BAD=(4 5 99 -1 -2147483648 2147483648 99999999999999999999 abc 1x x1
+	'' ' ' '+' '-' 3.0 $'\x01')
+for f in $L $X; do
+	name=${f##*/}
+	keep=$(cat "$f")
+	changed=
+	accepted=
+	for v in "${BAD[@]}"; do
+		if printf '%s\n' "$v" >"$f" 2>/dev/null; then
+			accepted+="'$v' "
+		fi
+		[ "$(cat "$f")" = "$keep" ] || changed+="'$v' -> $(cat "$f"); "
+		echo "$keep" >"$f"
+	done
+	t_eq "$name: ${#BAD[@]} bad values all refused" "" "$accepted"
+	t_eq "$name: nothing changed by a refused value" "" "$changed"
+	printf '' >"$f"
+	t_eq "$name: an empty write changes nothing" "$keep" "$(cat "$f")"
+	# A write at an offset: sysctl ignores it (kernel.sysctl_writes_strict).
+	printf '0' | dd of="$f" bs=1 seek=1 conv=notrunc 2>/dev/null
+	t_eq "$name: a write at offset 1 changes nothing" "$keep" "$(cat "$f")"
+done
+t_eq "nx=1 left W^X disarmed" 0 "$(stat_of wx_armed)"
+
+# "1 2": the kernel's integer parser takes the first value of a list, for
+# every int sysctl; ours behave as vm.legacy_va_layout does.
+V=/proc/sys/vm/legacy_va_layout
+echo 0 >$V
+printf '1 2\n' >$V 2>/dev/null
+ref=$(cat $V)
+echo 0 >$V
+echo 0 >$L
+printf '1 2\n' >$L 2>/dev/null
+t_eq "flexmmap_layout takes '1 2' as vm.legacy_va_layout does ($ref)" "$ref" "$(cat $L)"
+
+for f in /proc/flexmmap/stats /proc/flexmmap/tasks; do
+	if echo 1 >"$f" 2>/dev/null; then
+		t_fail "$f refuses writes" "a write succeeded"
+	else
+		t_ok "$f refuses writes"
+	fi
+done
+
+# Concurrent writers of every valid value, and readers.
+for w in 0 1 2 3; do
+	(for _ in $(seq 150); do echo $w >$X; echo $w >$L; done) &
+done
+bad=0
+for _ in $(seq 150); do
+	case "$(cat $X) $(cat $L)" in [0-3]\ [0-3]) ;; *) bad=$((bad + 1)) ;; esac
+done
+wait
+t_eq "concurrent writers: every read is a valid value" 0 "$bad"
+v=$(cat $X)
+t_eq "after concurrent nx writers (left at $v): W^X armed iff 3" \
+	"$([ "$v" = 3 ] && echo 1 || echo 0)" "$(stat_of wx_armed)"
+for v in 3 0 3 2; do echo $v >$X; done
+t_eq "nx 3,0,3,2: W^X disarmed at 2" 0 "$(stat_of wx_armed)"
+
+rmmod flexmmap || t_fail "rmmod"
+t_eq "no kernel problems" "" "$(t_kernel_problems)"
