@@ -43,7 +43,7 @@ OUT := $(BUILD)/out
 KMOD := $(BUILD)/kmod
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 
-.PHONY: all module probes benchprog selftests stage deps image vm check stress demo bench report clean clean-cache ksrc kernel
+.PHONY: all module probes benchprog selftests stage deps image vm check lint stress demo bench report clean clean-cache ksrc kernel
 
 all: module probes benchprog selftests stage
 
@@ -133,6 +133,10 @@ report: deps
 	@$(SRC)/qemu/run --timeout 1800 --share $(REPORT_DIR) -- \
 	  /flexmmap/probes/flexmmap-report --out /share $(REPORT_ARGS)
 	@echo "flexmmap: table, CSV, JSON and SVG pictures in $(REPORT_DIR)"
+
+# checkpatch --strict, sparse, clang-format, shellcheck, -Werror, py_compile
+lint: deps
+	@$(SRC)/scripts/lint
 
 # make check CHECK_ARGS="--guest-only 30-"
 check: deps

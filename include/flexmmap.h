@@ -9,27 +9,27 @@
 #define _FLEXMMAP_H
 
 /* vm.flexmmap_layout: which layout new processes get at exec. */
-#define FLEXMMAP_SYSCTL_LAYOUT	"/proc/sys/vm/flexmmap_layout"
-#define FLEXMMAP_LAYOUT_KERNEL		0	/* leave the kernel's choice */
-#define FLEXMMAP_LAYOUT_LEGACY		1	/* module bottom-up, always */
-#define FLEXMMAP_LAYOUT_FLEXIBLE	2	/* module top-down, always */
-#define FLEXMMAP_LAYOUT_AUTO		3	/* the 2004 policy (default) */
-#define FLEXMMAP_LAYOUT_MAX		3
+#define FLEXMMAP_SYSCTL_LAYOUT "/proc/sys/vm/flexmmap_layout"
+#define FLEXMMAP_LAYOUT_KERNEL 0 /* leave the kernel's choice */
+#define FLEXMMAP_LAYOUT_LEGACY 1 /* module bottom-up, always */
+#define FLEXMMAP_LAYOUT_FLEXIBLE 2 /* module top-down, always */
+#define FLEXMMAP_LAYOUT_AUTO 3 /* the 2004 policy (default) */
+#define FLEXMMAP_LAYOUT_MAX 3
 
 /*
  * vm.flexmmap_retarget, write-only: "PID MODE", MODE one of "kernel",
  * "legacy", "flexible" (or 0, 1, 2): where the running process's future
  * mmaps go.  Existing mappings stay where they are.  Needs CAP_SYS_ADMIN.
  */
-#define FLEXMMAP_SYSCTL_RETARGET	"/proc/sys/vm/flexmmap_retarget"
+#define FLEXMMAP_SYSCTL_RETARGET "/proc/sys/vm/flexmmap_retarget"
 
 /* vm.flexmmap_nx: the NX policy applied at exec. */
-#define FLEXMMAP_SYSCTL_NX	"/proc/sys/vm/flexmmap_nx"
-#define FLEXMMAP_NX_KERNEL		0
-#define FLEXMMAP_NX_LEGACY_EXEC		1
-#define FLEXMMAP_NX_STRICT		2
-#define FLEXMMAP_NX_WXORX		3
-#define FLEXMMAP_NX_MAX			3
+#define FLEXMMAP_SYSCTL_NX "/proc/sys/vm/flexmmap_nx"
+#define FLEXMMAP_NX_KERNEL 0
+#define FLEXMMAP_NX_LEGACY_EXEC 1
+#define FLEXMMAP_NX_STRICT 2
+#define FLEXMMAP_NX_WXORX 3
+#define FLEXMMAP_NX_MAX 3
 
 /*
  * /proc/flexmmap/stats: "name value" lines, one counter per line.
@@ -39,12 +39,12 @@
  * module left the kernel's choice, or the module was not loaded then),
  * ALLOCATOR one of the FLEXMMAP_ALLOC_* strings below.
  */
-#define FLEXMMAP_PROC_STATS	"/proc/flexmmap/stats"
-#define FLEXMMAP_PROC_TASKS	"/proc/flexmmap/tasks"
+#define FLEXMMAP_PROC_STATS "/proc/flexmmap/stats"
+#define FLEXMMAP_PROC_TASKS "/proc/flexmmap/tasks"
 
-#define FLEXMMAP_ALLOC_KERNEL_TOPDOWN	"kernel-topdown"
-#define FLEXMMAP_ALLOC_KERNEL_BOTTOMUP	"kernel-bottomup"
-#define FLEXMMAP_ALLOC_MODULE_TOPDOWN	"module-topdown"
-#define FLEXMMAP_ALLOC_MODULE_BOTTOMUP	"module-bottomup"
+#define FLEXMMAP_ALLOC_KERNEL_TOPDOWN "kernel-topdown"
+#define FLEXMMAP_ALLOC_KERNEL_BOTTOMUP "kernel-bottomup"
+#define FLEXMMAP_ALLOC_MODULE_TOPDOWN "module-topdown"
+#define FLEXMMAP_ALLOC_MODULE_BOTTOMUP "module-bottomup"
 
 #endif /* _FLEXMMAP_H */

@@ -152,7 +152,9 @@ static void fmm_bottomup_range(unsigned long addr, unsigned long flags,
 		*begin = 0x40000000;
 		*end = 0x80000000;
 		if (current->flags & PF_RANDOMIZE)
-			*begin += (get_random_u64() % (0x02000000 >> PAGE_SHIFT)) << PAGE_SHIFT;
+			*begin +=
+				(get_random_u64() % (0x02000000 >> PAGE_SHIFT))
+				<< PAGE_SHIFT;
 		return;
 	}
 	*begin = fmm_mmap_base(current->mm, true);
@@ -223,7 +225,8 @@ bottomup:
 	 * A failed mmap() very likely kills the application; fall back to
 	 * the bottom-up search, as the kernel and the parisc port do.
 	 */
-	return fmm_bottomup(addr0, len, flags, align_mask, align_offset, try_hint);
+	return fmm_bottomup(addr0, len, flags, align_mask, align_offset,
+			    try_hint);
 }
 
 /* The part every entry point shares: MAP_FIXED and file alignment. */
@@ -243,7 +246,8 @@ static unsigned long fmm_gua(struct file *filp, unsigned long addr,
 		align_offset += fmm_align_bits();
 	}
 	if (topdown)
-		return fmm_topdown(addr, len, flags, align_mask, align_offset, true);
+		return fmm_topdown(addr, len, flags, align_mask, align_offset,
+				   true);
 	return fmm_bottomup(addr, len, flags, align_mask, align_offset, true);
 }
 
@@ -252,39 +256,31 @@ static unsigned long fmm_gua(struct file *filp, unsigned long addr,
  * says why the module chose it.  noinline and distinct bodies keep the
  * compiler from folding them into one address.
  */
-noinline unsigned long fmm_gua_legacy_forced(struct file *filp,
-					     unsigned long addr,
-					     unsigned long len,
-					     unsigned long pgoff,
-					     unsigned long flags)
+noinline unsigned long
+fmm_gua_legacy_forced(struct file *filp, unsigned long addr, unsigned long len,
+		      unsigned long pgoff, unsigned long flags)
 {
 	return fmm_gua(filp, addr, len, pgoff, flags, false);
 }
 
-noinline unsigned long fmm_gua_legacy_auto(struct file *filp,
-					   unsigned long addr,
-					   unsigned long len,
-					   unsigned long pgoff,
-					   unsigned long flags)
+noinline unsigned long
+fmm_gua_legacy_auto(struct file *filp, unsigned long addr, unsigned long len,
+		    unsigned long pgoff, unsigned long flags)
 {
 	barrier();
 	return fmm_gua(filp, addr, len, pgoff, flags, false);
 }
 
-noinline unsigned long fmm_gua_topdown_forced(struct file *filp,
-					      unsigned long addr,
-					      unsigned long len,
-					      unsigned long pgoff,
-					      unsigned long flags)
+noinline unsigned long
+fmm_gua_topdown_forced(struct file *filp, unsigned long addr, unsigned long len,
+		       unsigned long pgoff, unsigned long flags)
 {
 	return fmm_gua(filp, addr, len, pgoff, flags, true);
 }
 
-noinline unsigned long fmm_gua_topdown_auto(struct file *filp,
-					    unsigned long addr,
-					    unsigned long len,
-					    unsigned long pgoff,
-					    unsigned long flags)
+noinline unsigned long
+fmm_gua_topdown_auto(struct file *filp, unsigned long addr, unsigned long len,
+		     unsigned long pgoff, unsigned long flags)
 {
 	barrier();
 	return fmm_gua(filp, addr, len, pgoff, flags, true);
@@ -322,6 +318,7 @@ unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
 			return addr;
 	}
 	if (fmm_alloc_is_bottomup(a))
-		return fmm_bottomup(addr, len, flags, ~hmask & PAGE_MASK, 0, false);
+		return fmm_bottomup(addr, len, flags, ~hmask & PAGE_MASK, 0,
+				    false);
 	return fmm_topdown(addr, len, flags, ~hmask & PAGE_MASK, 0, false);
 }

@@ -47,8 +47,10 @@ static const struct kernel_param_ops fmm_layout_ops = {
 
 /* Read-only in sysfs: the sysctl is the one place to change it. */
 module_param_cb(layout, &fmm_layout_ops, &fmm_layout, 0444);
+/* clang-format off */
 MODULE_PARM_DESC(layout,
 		 "initial vm.flexmmap_layout: 0 kernel, 1 legacy, 2 flexible, 3 auto (2004 policy, default)");
+/* clang-format on */
 
 static int fmm_layout_max = FLEXMMAP_LAYOUT_MAX;
 
@@ -70,32 +72,42 @@ static int fmm_parse_retarget_mode(const char *s)
 	return -1;
 }
 
+static const char fmm_retarget_usage[] =
+	"expected \"PID MODE\", MODE kernel, legacy or flexible (auto is decided at exec only)";
+
+/* Log why a request was refused (rate-limited); return @err. */
+static int fmm_retarget_refused(int nr, int err, const char *why)
+{
+	if (nr)
+		pr_info_ratelimited("flexmmap_retarget: PID %d: %s\n", nr, why);
+	else
+		pr_info_ratelimited("flexmmap_retarget: %s\n", why);
+	return err;
+}
+
 /*
  * vm.flexmmap_retarget, write-only: "PID MODE" switches a running process's
  * allocator for its future mmaps (see fmm_retarget()).  One whole write per
  * request; the reason for a refusal goes to the kernel log as well as errno.
  */
-static int fmm_retarget_sysctl(struct ctl_table *table, int write,
-			       void *buffer, size_t *lenp, loff_t *ppos)
+static int fmm_retarget_sysctl(struct ctl_table *table, int write, void *buffer,
+			       size_t *lenp, loff_t *ppos)
 {
 	char mode_str[16], extra;
 	int nr, mode, n, ret;
 
 	if (!write)
 		return -EINVAL;
-	if (*ppos) {
-		pr_info_ratelimited("flexmmap_retarget: write \"PID MODE\" in one write\n");
-		return -EINVAL;
-	}
+	if (*ppos)
+		return fmm_retarget_refused(0, -EINVAL,
+					    "write \"PID MODE\" at once");
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
 	/* The handler gets a NUL-terminated kernel copy of the write. */
 	n = sscanf(buffer, "%d %15s %c", &nr, mode_str, &extra);
 	mode = n == 2 ? fmm_parse_retarget_mode(mode_str) : -1;
-	if (n != 2 || nr <= 0 || mode < 0) {
-		pr_info_ratelimited("flexmmap_retarget: expected \"PID MODE\", MODE kernel, legacy or flexible (auto is decided at exec only)\n");
-		return -EINVAL;
-	}
+	if (n != 2 || nr <= 0 || mode < 0)
+		return fmm_retarget_refused(0, -EINVAL, fmm_retarget_usage);
 	ret = fmm_retarget(nr, mode);
 	switch (ret) {
 	case 0:
@@ -104,16 +116,12 @@ static int fmm_retarget_sysctl(struct ctl_table *table, int write,
 		*ppos += *lenp;
 		break;
 	case -ESRCH:
-		pr_info_ratelimited("flexmmap_retarget: no process %d with memory of its own\n",
-				    nr);
-		break;
+		return fmm_retarget_refused(nr, ret,
+					    "no such process with an mm");
 	case -EINVAL:
-		pr_info_ratelimited("flexmmap_retarget: PID %d is a kernel thread\n", nr);
-		break;
+		return fmm_retarget_refused(nr, ret, "a kernel thread");
 	case -EBUSY:
-		pr_info_ratelimited("flexmmap_retarget: PID %d: its allocator belongs to someone else, or flexmmap is unloading\n",
-				    nr);
-		break;
+		return fmm_retarget_refused(nr, ret, "busy, or unloading");
 	}
 	return ret;
 }
@@ -144,7 +152,7 @@ static struct ctl_table fmm_sysctls[] = {
 		.mode = 0200,
 		.proc_handler = fmm_retarget_sysctl,
 	},
-	{ }
+	{}
 };
 
 static struct ctl_table_header *fmm_sysctl_header;
@@ -153,23 +161,33 @@ static struct proc_dir_entry *fmm_proc_dir;
 static int fmm_stats_show(struct seq_file *m, void *v)
 {
 	seq_printf(m, "layout %d\n", READ_ONCE(fmm_layout));
-	seq_printf(m, "exec_kernel %ld\n", atomic_long_read(&fmm_stats.exec_kernel));
-	seq_printf(m, "exec_legacy %ld\n", atomic_long_read(&fmm_stats.exec_legacy));
-	seq_printf(m, "exec_flexible %ld\n", atomic_long_read(&fmm_stats.exec_flexible));
-	seq_printf(m, "exec_unknown %ld\n", atomic_long_read(&fmm_stats.exec_unknown));
+	seq_printf(m, "exec_kernel %ld\n",
+		   atomic_long_read(&fmm_stats.exec_kernel));
+	seq_printf(m, "exec_legacy %ld\n",
+		   atomic_long_read(&fmm_stats.exec_legacy));
+	seq_printf(m, "exec_flexible %ld\n",
+		   atomic_long_read(&fmm_stats.exec_flexible));
+	seq_printf(m, "exec_unknown %ld\n",
+		   atomic_long_read(&fmm_stats.exec_unknown));
 	seq_printf(m, "mms_module %lu\n", fmm_track_count());
-	seq_printf(m, "fork_inherit %ld\n", atomic_long_read(&fmm_stats.fork_inherit));
-	seq_printf(m, "fork_fixup %ld\n", atomic_long_read(&fmm_stats.fork_fixup));
-	seq_printf(m, "forks_inflight %d\n", atomic_read(&fmm_stats.forks_inflight));
+	seq_printf(m, "fork_inherit %ld\n",
+		   atomic_long_read(&fmm_stats.fork_inherit));
+	seq_printf(m, "fork_fixup %ld\n",
+		   atomic_long_read(&fmm_stats.fork_fixup));
+	seq_printf(m, "forks_inflight %d\n",
+		   atomic_read(&fmm_stats.forks_inflight));
 	seq_printf(m, "fallback %ld\n", atomic_long_read(&fmm_stats.fallback));
 	seq_printf(m, "hugetlb %ld\n", atomic_long_read(&fmm_stats.hugetlb));
 	seq_printf(m, "retarget %ld\n", atomic_long_read(&fmm_stats.retarget));
 	seq_printf(m, "nx %d\n", READ_ONCE(fmm_nx));
 	seq_printf(m, "wx_armed %d\n", fmm_nx_wx_armed());
-	seq_printf(m, "nx_legacy_exec %ld\n", atomic_long_read(&fmm_stats.nx_legacy_exec));
-	seq_printf(m, "nx_downgraded %ld\n", atomic_long_read(&fmm_stats.nx_downgraded));
+	seq_printf(m, "nx_legacy_exec %ld\n",
+		   atomic_long_read(&fmm_stats.nx_legacy_exec));
+	seq_printf(m, "nx_downgraded %ld\n",
+		   atomic_long_read(&fmm_stats.nx_downgraded));
 	seq_printf(m, "wx_exec %ld\n", atomic_long_read(&fmm_stats.wx_exec));
-	seq_printf(m, "wx_denied_mmap %ld\n", atomic_long_read(&fmm_stats.wx_denied_mmap));
+	seq_printf(m, "wx_denied_mmap %ld\n",
+		   atomic_long_read(&fmm_stats.wx_denied_mmap));
 	seq_printf(m, "wx_denied_mprotect %ld\n",
 		   atomic_long_read(&fmm_stats.wx_denied_mprotect));
 	seq_printf(m, "wx_denied_personality %ld\n",
@@ -220,7 +238,8 @@ static int fmm_tasks_show(struct seq_file *m, void *v)
 			a = fmm_mm_alloc(t->mm);
 			task_unlock(t);
 			seq_printf(m, "%d %s %s %s\n", task_tgid_nr(p),
-				   fmm_mode_names[a], fmm_alloc_names[a], t->comm);
+				   fmm_mode_names[a], fmm_alloc_names[a],
+				   t->comm);
 			break;
 		}
 	}

@@ -65,10 +65,10 @@ static fmm_gua_t fmm_allocs[] = {
  * trampoline, counts as the kernel's allocator of its direction, which is
  * what the trampoline gave it while no flexmmap was loaded.
  */
-#define FMM_WORD_ALLOC_SHIFT	1
-#define FMM_WORD_ALLOC_MASK	(7UL << FMM_WORD_ALLOC_SHIFT)
-#define FMM_WORD_WX		BIT(4)
-#define FMM_WORD_LOAD_SHIFT	32
+#define FMM_WORD_ALLOC_SHIFT 1
+#define FMM_WORD_ALLOC_MASK (7UL << FMM_WORD_ALLOC_SHIFT)
+#define FMM_WORD_WX BIT(4)
+#define FMM_WORD_LOAD_SHIFT 32
 
 static unsigned long fmm_load;
 
@@ -151,7 +151,7 @@ static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
 /* Kernel objects we need but the kernel does not export. */
 static unsigned long *fmm_k_stack_guard_gap;
 static unsigned long *fmm_k_mmap_min_addr;
-static struct va_alignment *fmm_k_va_align;	/* optional */
+static struct va_alignment *fmm_k_va_align; /* optional */
 static unsigned long fmm_k_hugetlb_gua;
 
 /*
@@ -159,7 +159,7 @@ static unsigned long fmm_k_hugetlb_gua;
  * does not include this one, so mm_init() clears it for every new mm and
  * the fork probe copies it (nx.c).
  */
-#define FMM_MMF_WX	(BITS_PER_LONG - 1)
+#define FMM_MMF_WX (BITS_PER_LONG - 1)
 
 /*
  * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
@@ -219,7 +219,8 @@ int fmm_kapi_init(void)
 	if (ret)
 		return ret;
 	/* Only AMD family 15h uses it; without it we simply do not align. */
-	fmm_k_va_align = (struct va_alignment *)fmm_kallsyms_lookup_name("va_align");
+	fmm_k_va_align =
+		(struct va_alignment *)fmm_kallsyms_lookup_name("va_align");
 	return 0;
 }
 
@@ -322,7 +323,8 @@ unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy)
 {
 #ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
 	if (in_32bit_syscall())
-		return legacy ? mm->mmap_compat_legacy_base : mm->mmap_compat_base;
+		return legacy ? mm->mmap_compat_legacy_base :
+				mm->mmap_compat_base;
 #endif
 	return legacy ? mm->mmap_legacy_base : mm->mmap_base;
 }
@@ -339,11 +341,13 @@ unsigned long fmm_task_size_64(bool full_addr_space)
 }
 
 /* arch/x86/mm/mmap.c: stack_maxrandom_size(), for a task with @randomize */
-static unsigned long fmm_stack_maxrandom(unsigned long task_size, bool randomize)
+static unsigned long fmm_stack_maxrandom(unsigned long task_size,
+					 bool randomize)
 {
 	if (!randomize)
 		return 0;
-	return (-1UL & __STACK_RND_MASK(task_size == fmm_task_size_32())) << PAGE_SHIFT;
+	return (-1UL & __STACK_RND_MASK(task_size == fmm_task_size_32()))
+	       << PAGE_SHIFT;
 }
 
 /*
@@ -401,9 +405,8 @@ static void fmm_mm_bases(struct mm_struct *mm, bool legacy, bool recompute,
 void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
 		      const struct rlimit *rlim_stack)
 {
-	fmm_mm_bases(mm, legacy,
-		     fmm_mm_alloc(mm) == FMM_ALLOC_KERNEL_BOTTOMUP, rlim_stack,
-		     current->flags & PF_RANDOMIZE);
+	fmm_mm_bases(mm, legacy, fmm_mm_alloc(mm) == FMM_ALLOC_KERNEL_BOTTOMUP,
+		     rlim_stack, current->flags & PF_RANDOMIZE);
 }
 
 /*

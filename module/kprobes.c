@@ -43,7 +43,8 @@ static int fmm_hugetlb_pre(struct kprobe *p, struct pt_regs *regs)
 
 	if (!mm || !fmm_alloc_is_module(fmm_mm_alloc(mm)))
 		return 0;
-	instruction_pointer_set(regs, (unsigned long)fmm_hugetlb_get_unmapped_area);
+	instruction_pointer_set(regs,
+				(unsigned long)fmm_hugetlb_get_unmapped_area);
 	return 1;
 }
 

@@ -130,4 +130,4 @@ module_init(fmm_init);
 module_exit(fmm_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("The flexmmap developers");
-MODULE_DESCRIPTION("Flexible (top-down) and legacy mmap layouts, chosen at exec");
+MODULE_DESCRIPTION("Flexible and legacy mmap layouts, chosen at exec");

@@ -109,6 +109,16 @@ static bool fmm_nx_first_report(struct file *file)
 	return first;
 }
 
+/* Count a downgrade; log it once per binary, rate-limited. */
+static void fmm_nx_report_downgrade(int mode, struct file *file,
+				    const char *what)
+{
+	atomic_long_inc(&fmm_stats.nx_downgraded);
+	if (fmm_nx_first_report(file))
+		pr_info_ratelimited("nx=%d: %pD asked for %s: not given\n",
+				    mode, file, what);
+}
+
 /*
  * Called by fmm_exec() at the start of setup_arg_pages(bprm, stack_top,
  * executable_stack), before the layout is decided.  *@executable_stack
@@ -138,18 +148,14 @@ void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack_p)
 	if (current->personality & READ_IMPLIES_EXEC) {
 		current->personality &= ~READ_IMPLIES_EXEC;
 		what = executable_stack == EXSTACK_DEFAULT ?
-		       "READ_IMPLIES_EXEC (no PT_GNU_STACK)" :
-		       "READ_IMPLIES_EXEC (inherited)";
+			       "READ_IMPLIES_EXEC (no PT_GNU_STACK)" :
+			       "READ_IMPLIES_EXEC (inherited)";
 	}
 	if (executable_stack == EXSTACK_ENABLE_X)
 		what = "an executable stack (PT_GNU_STACK RWX)";
 	*executable_stack_p = EXSTACK_DISABLE_X;
-	if (what) {
-		atomic_long_inc(&fmm_stats.nx_downgraded);
-		if (fmm_nx_first_report(bprm->file))
-			pr_info_ratelimited("nx=%d: %pD asked for %s: not given\n",
-					    mode, bprm->file, what);
-	}
+	if (what)
+		fmm_nx_report_downgrade(mode, bprm->file, what);
 	if (mode == FLEXMMAP_NX_WXORX && current->mm) {
 		fmm_mm_set_wx(current->mm);
 		atomic_long_inc(&fmm_stats.wx_exec);
@@ -179,22 +185,20 @@ static bool fmm_path_noexec(const struct path *path)
  * RCU-protected, so no reference is taken), its pid, the call, and the file
  * mapped if any.
  */
-static void fmm_wx_report(const char *call, const char *what,
-			  struct file *file)
+static void fmm_wx_report(const char *call, const char *what, struct file *file)
 {
+	const char *of = strcmp(call, "personality") ? " of anonymous memory" :
+						       "";
 	struct file *exe;
 
 	rcu_read_lock();
 	exe = rcu_dereference(current->mm->exe_file);
 	if (file)
-		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) of %pD denied\n",
-				    exe, task_pid_nr(current), call, what, file);
-	else if (strcmp(call, "personality"))
-		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) of anonymous memory denied\n",
-				    exe, task_pid_nr(current), call, what);
+		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) of %pD denied\n", exe,
+				    task_pid_nr(current), call, what, file);
 	else
-		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) denied\n",
-				    exe, task_pid_nr(current), call, what);
+		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s)%s denied\n", exe,
+				    task_pid_nr(current), call, what, of);
 	rcu_read_unlock();
 }
 
@@ -383,8 +387,10 @@ static const struct kernel_param_ops fmm_nx_ops = {
 
 /* Read-only in sysfs: the sysctl is the one place to change it. */
 module_param_cb(nx, &fmm_nx_ops, &fmm_nx, 0444);
+/* clang-format off */
 MODULE_PARM_DESC(nx,
 		 "initial vm.flexmmap_nx: 0 kernel (default), 1 legacy-exec, 2 strict, 3 W^X");
+/* clang-format on */
 
 const char *fmm_nx_name(int mode)
 {

@@ -151,8 +151,9 @@ int fmm_retarget(pid_t nr, int layout)
 	if (layout == FLEXMMAP_LAYOUT_KERNEL) {
 		want = fmm_kernel_of(cur);
 	} else {
-		want = layout == FLEXMMAP_LAYOUT_LEGACY ? FMM_ALLOC_LEGACY_FORCED :
-							  FMM_ALLOC_TOPDOWN_FORCED;
+		want = layout == FLEXMMAP_LAYOUT_LEGACY ?
+			       FMM_ALLOC_LEGACY_FORCED :
+			       FMM_ALLOC_TOPDOWN_FORCED;
 		/* Unload must find it: track it before pointing it at us. */
 		if (!fmm_alloc_is_module(cur) && !fmm_track_add(mm)) {
 			ret = fmm_track_unloading() ? -EBUSY : -ENOMEM;

@@ -98,7 +98,9 @@ t_tcg_one_cpu() {
 	! grep -qw kvm /sys/devices/system/clocksource/clocksource0/available_clocksource 2>/dev/null ||
 		return 0
 	for c in /sys/devices/system/cpu/cpu[1-9]*; do
-		[ -e "$c/online" ] && [ "$(cat "$c/online")" = 1 ] || continue
+		if [ ! -e "$c/online" ] || [ "$(cat "$c/online")" != 1 ]; then
+			continue
+		fi
 		echo 0 >"$c/online" && T_OFFLINED+=("$c")
 	done
 	trap t_tcg_cpus_back EXIT
