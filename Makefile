@@ -43,7 +43,7 @@ OUT := $(BUILD)/out
 KMOD := $(BUILD)/kmod
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 
-.PHONY: all module probes benchprog selftests stage deps image vm check lint stress demo bench report clean clean-cache ksrc kernel
+.PHONY: all module probes benchprog selftests stage deps image vm check lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel
 
 all: module probes benchprog selftests stage
 
@@ -134,13 +134,29 @@ report: deps
 	  /flexmmap/probes/flexmmap-report --out /share $(REPORT_ARGS)
 	@echo "flexmmap: table, CSV, JSON and SVG pictures in $(REPORT_DIR)"
 
+# flexmmap-dkms and flexmmap-tools (dpkg-buildpackage -us -uc -b), into
+# $(OUT)/deb, where the guest test 36-deb.sh installs them.
+deb: deps
+	@$(SRC)/scripts/build-deb
+
+# Without DKMS: the module for the headers' kernel (KVER), into
+# $(INSTALL_MOD_PATH)/lib/modules/KVER/updates, then depmod.
+install: module
+	$(MAKE) -C $(KDIR) M=$(KMOD) INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
+	  INSTALL_MOD_DIR=updates modules_install
+	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
+
+uninstall:
+	rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates/flexmmap.ko*
+	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
+
 # checkpatch --strict, sparse, clang-format, shellcheck, -Werror, py_compile
 lint: deps
 	@$(SRC)/scripts/lint
 
 # make check CHECK_ARGS="--guest-only 30-"
 check: deps
-	@$(MAKE) --no-print-directory all image
+	@$(MAKE) --no-print-directory all image deb
 	@$(SRC)/tests/check $(CHECK_ARGS)
 
 # The long reliability run (issue 8): the storm with 1000 cycles, the

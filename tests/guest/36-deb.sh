@@ -1,0 +1,62 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# The Debian packages, installed in the guest: "dpkg -i" of flexmmap-dkms
+# builds the module with DKMS against the guest kernel's headers and
+# installs it; modprobe loads it; the probes of flexmmap-tools run from
+# /usr/lib/flexmmap; "dpkg -r" removes both and the module is gone.
+# The .debs come from "make deb" (part of make check), in /flexmmap/deb.
+set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+D=$FMM_DIR/deb
+kver=$(uname -r)
+rmmod flexmmap 2>/dev/null
+compgen -G "$D/flexmmap-dkms_*.deb" >/dev/null || t_skip_all "no .debs in $D: make deb"
+command -v dkms >/dev/null || t_skip_all "no dkms in the guest image"
+[ -e "/lib/modules/$kver/build" ] || t_skip_all "no headers for $kver in the guest image"
+t_dmesg_mark
+
+start=$SECONDS
+if out=$(dpkg -i "$D"/flexmmap-dkms_*.deb "$D"/flexmmap-tools_*.deb 2>&1); then
+	t_ok "dpkg -i flexmmap-dkms flexmmap-tools ($((SECONDS - start)) s, DKMS build included)"
+else
+	t_fail "dpkg -i flexmmap-dkms flexmmap-tools" "$(tail -n 30 <<<"$out")"
+	for f in /var/lib/dkms/flexmmap/*/build/make.log; do [ -f "$f" ] && tail -n 20 "$f" | t_sub; done
+fi
+st=$(dkms status flexmmap 2>&1)
+t_diag "dkms status: $st"
+if grep -q "flexmmap/.*, $kver, .*: installed" <<<"$st"; then
+	t_ok "DKMS built and installed flexmmap for $kver"
+else
+	t_fail "DKMS built and installed flexmmap for $kver" "$st"
+fi
+path=$(modinfo -n flexmmap 2>&1)
+t_diag "modinfo -n flexmmap: $path"
+t_check "modprobe flexmmap" modprobe flexmmap
+t_check "the sysctl appeared" test -e /proc/sys/vm/flexmmap_layout
+if out=$(/usr/lib/flexmmap/fmm-layout-64 --expect topdown --expect-alloc module-topdown 2>&1); then
+	t_ok "fmm-layout-64 of flexmmap-tools: module top-down under the default layout"
+else
+	t_fail "fmm-layout-64 of flexmmap-tools: module top-down" "$(grep -E '^(not ok|#)' <<<"$out" | head -20)"
+fi
+if out=$(flexmmap-compare --modes 1 2>&1) && grep -q 'legacy / module-bottomup' <<<"$out"; then
+	t_ok "flexmmap-compare from /usr/bin runs with the installed module"
+else
+	t_fail "flexmmap-compare from /usr/bin runs with the installed module" "$out"
+fi
+t_check "modprobe -r flexmmap" modprobe -r flexmmap
+if out=$(dpkg -r flexmmap-tools flexmmap-dkms 2>&1); then
+	t_ok "dpkg -r flexmmap-tools flexmmap-dkms"
+else
+	t_fail "dpkg -r flexmmap-tools flexmmap-dkms" "$out"
+fi
+if modinfo flexmmap >/dev/null 2>&1; then
+	t_fail "the module is gone after dpkg -r" "modinfo still finds $(modinfo -n flexmmap)"
+else
+	t_ok "the module is gone after dpkg -r"
+fi
+t_eq "DKMS forgot it" "" "$(dkms status flexmmap 2>/dev/null)"
+t_check "/usr/src/flexmmap-* removed" bash -c '! compgen -G "/usr/src/flexmmap-*"'
+t_eq "no kernel problems" "" "$(t_kernel_problems)"
