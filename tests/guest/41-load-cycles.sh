@@ -17,22 +17,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib.sh"
 t_need_root
 
-offlined=()
-restore_cpus() {
-	local c
-	for c in "${offlined[@]}"; do echo 1 >"$c/online"; done
-}
-if [ "${FMM_CYCLES_SMP:-0}" != 1 ] && grep -q '^flags.*hypervisor' /proc/cpuinfo &&
-	! grep -qw kvm /sys/devices/system/clocksource/clocksource0/available_clocksource 2>/dev/null; then
-	for c in /sys/devices/system/cpu/cpu[1-9]*; do
-		if [ ! -e "$c/online" ] || [ "$(cat "$c/online")" != 1 ]; then
-			continue
-		fi
-		echo 0 >"$c/online" && offlined+=("$c")
-	done
-	trap restore_cpus EXIT
-	t_diag "TCG guest: cycles run with CPUs ${offlined[*]##*/} offline (FMM_CYCLES_SMP=1 to keep them)"
-fi
+t_tcg_one_cpu
 
 P=$FMM_PROBES
 cycles=${FMM_CYCLES:-200}
