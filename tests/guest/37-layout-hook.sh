@@ -65,8 +65,8 @@ for mode in 1 2 3; do
 	now=$(hooked)
 	t_eq "layout=$mode: no kprobe or ftrace entry added" "$before" "$now"
 done
-t_diag "kprobes and ftrace entries with the module loaded, before nx=3: $(wc -l <<<"$now")" \
-	"(all there before insmod)"
+t_diag "kprobe and ftrace entries with the module loaded, before nx=3:" \
+	"$(grep -c . <<<"$now") (the same as before insmod)"
 
 echo 3 >/proc/sys/vm/flexmmap_nx
 added=$(comm -13 <(sort <<<"$before") <(hooked | sort) | awk '$1 == "kprobe" { print $2 }' | sort -u | paste -sd' ')
