@@ -34,10 +34,12 @@
 /*
  * /proc/flexmmap/stats: "name value" lines, one counter per line.
  * /proc/flexmmap/tasks: one line per process with an mm:
- *	"PID MODE ALLOCATOR COMM"
+ *	"PID MODE ALLOCATOR nx=N COMM"
  * MODE is the mode applied at the process's last exec ("kernel" when the
  * module left the kernel's choice, or the module was not loaded then),
- * ALLOCATOR one of the FLEXMMAP_ALLOC_* strings below.
+ * ALLOCATOR one of the FLEXMMAP_ALLOC_* strings below, N the
+ * vm.flexmmap_nx mode that exec ran under (0 also when the module was not
+ * loaded then; fork passes both on while the module is loaded).
  */
 #define FLEXMMAP_PROC_STATS "/proc/flexmmap/stats"
 #define FLEXMMAP_PROC_TASKS "/proc/flexmmap/tasks"

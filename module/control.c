@@ -7,7 +7,7 @@
  *	vm.flexmmap_retarget (write-only) "PID MODE": a running process's
  *	                                  future mmaps, MODE kernel|legacy|flexible
  *	/proc/flexmmap/stats              counters, "name value" per line
- *	/proc/flexmmap/tasks              "PID MODE ALLOCATOR COMM" per process
+ *	/proc/flexmmap/tasks              "PID MODE ALLOCATOR nx=N COMM" per process
  *
  * The layout applies to programs exec'd after the write; running processes
  * keep the allocator they were given.
@@ -224,6 +224,7 @@ static int fmm_tasks_show(struct seq_file *m, void *v)
 {
 	struct task_struct *p, *t;
 	enum fmm_alloc a;
+	int nx;
 
 	rcu_read_lock();
 	for_each_process(p) {
@@ -236,9 +237,10 @@ static int fmm_tasks_show(struct seq_file *m, void *v)
 				continue;
 			}
 			a = fmm_mm_alloc(t->mm);
+			nx = fmm_mm_nx(t->mm);
 			task_unlock(t);
-			seq_printf(m, "%d %s %s %s\n", task_tgid_nr(p),
-				   fmm_mode_names[a], fmm_alloc_names[a],
+			seq_printf(m, "%d %s %s nx=%d %s\n", task_tgid_nr(p),
+				   fmm_mode_names[a], fmm_alloc_names[a], nx,
 				   t->comm);
 			break;
 		}

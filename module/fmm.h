@@ -138,8 +138,8 @@ unsigned long fmm_mmap_min_addr(void);
 unsigned long fmm_align_mask(void);
 unsigned long fmm_align_bits(void);
 unsigned long fmm_hugetlb_gua_addr(void);
-bool fmm_mm_wx(struct mm_struct *mm);
-void fmm_mm_set_wx(struct mm_struct *mm);
+int fmm_mm_nx(struct mm_struct *mm);
+void fmm_mm_set_nx(struct mm_struct *mm, int mode);
 unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
 			 unsigned long len, unsigned long pgoff,
 			 unsigned long flags);

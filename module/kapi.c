@@ -4,8 +4,8 @@
  *
  * Everything that depends on how this kernel (Debian's 6.1) stores the
  * layout lives here: the per-mm get_unmapped_area pointer, the four bases,
- * the mark of a W^X process, and the symbols the kernel does not export
- * (found through kallsyms at load time).  A kernel built with patches/
+ * the NX mode of a process's exec (with the W^X mark), and the symbols the
+ * kernel does not export (found through kallsyms at load time).  A kernel built with patches/
  * (CONFIG_MMAP_LAYOUT) exports them, and its mms point at the kernel's
  * trampoline rather than at us, with our allocator in mm->mmap_layout.  A
  * port to a kernel without mm->get_unmapped_area (6.10+) changes this file
@@ -57,17 +57,19 @@ static fmm_gua_t fmm_allocs[] = {
  *	bit 0		MMAP_LAYOUT_BOTTOMUP, read by the kernel (hugetlb, and
  *			the fallback once we are unregistered)
  *	bits 1-3	the enum fmm_alloc
- *	bit 4		the W^X mark, also for mms on the kernel's allocators
+ *	bits 4-5	the vm.flexmmap_nx mode of the exec (3: the W^X
+ *			mark), also for mms on the kernel's allocators
  *	bits 32-63	this load of the module
  *
- * Fork copies the word, exec starts from zero: the W^X mark needs no fork
+ * Fork copies the word, exec starts from zero: the NX record needs no fork
  * hook.  An mm attached by an earlier load of the module, still on the
  * trampoline, counts as the kernel's allocator of its direction, which is
  * what the trampoline gave it while no flexmmap was loaded.
  */
 #define FMM_WORD_ALLOC_SHIFT 1
 #define FMM_WORD_ALLOC_MASK (7UL << FMM_WORD_ALLOC_SHIFT)
-#define FMM_WORD_WX BIT(4)
+#define FMM_WORD_NX_SHIFT 4
+#define FMM_WORD_NX_MASK (3UL << FMM_WORD_NX_SHIFT)
 #define FMM_WORD_LOAD_SHIFT 32
 
 static unsigned long fmm_load;
@@ -109,22 +111,26 @@ void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a)
 		WRITE_ONCE(mm->get_unmapped_area, fmm_allocs[a]);
 		return;
 	}
-	word = (READ_ONCE(mm->mmap_layout) & FMM_WORD_WX) | fmm_load |
+	word = (READ_ONCE(mm->mmap_layout) & FMM_WORD_NX_MASK) | fmm_load |
 	       ((unsigned long)a << FMM_WORD_ALLOC_SHIFT);
 	if (fmm_alloc_is_bottomup(a))
 		word |= MMAP_LAYOUT_BOTTOMUP;
 	mmap_layout_attach(mm, word);
 }
 
-bool fmm_mm_wx(struct mm_struct *mm)
+int fmm_mm_nx(struct mm_struct *mm)
 {
-	return mm && (READ_ONCE(mm->mmap_layout) & FMM_WORD_WX);
+	return (READ_ONCE(mm->mmap_layout) & FMM_WORD_NX_MASK) >>
+	       FMM_WORD_NX_SHIFT;
 }
 
-/* At exec (the mm is not shared yet) or from a fork probe. */
-void fmm_mm_set_wx(struct mm_struct *mm)
+/* At exec: the mm is not shared yet. */
+void fmm_mm_set_nx(struct mm_struct *mm, int mode)
 {
-	WRITE_ONCE(mm->mmap_layout, READ_ONCE(mm->mmap_layout) | FMM_WORD_WX);
+	unsigned long word = READ_ONCE(mm->mmap_layout) & ~FMM_WORD_NX_MASK;
+
+	word |= ((unsigned long)mode << FMM_WORD_NX_SHIFT) & FMM_WORD_NX_MASK;
+	WRITE_ONCE(mm->mmap_layout, word);
 }
 
 unsigned long fmm_stack_guard_gap(void)
@@ -155,11 +161,13 @@ static struct va_alignment *fmm_k_va_align; /* optional */
 static unsigned long fmm_k_hugetlb_gua;
 
 /*
- * The mark of a W^X process.  6.1 uses mm->flags bits 0-27; MMF_INIT_MASK
- * does not include this one, so mm_init() clears it for every new mm and
- * the fork probe copies it (nx.c).
+ * The vm.flexmmap_nx mode of a process's exec (3: the W^X mark), in the top
+ * two bits of mm->flags.  6.1 uses bits 0-27; MMF_INIT_MASK does not include
+ * these, so mm_init() clears them for every new mm and the fork probe copies
+ * them (nx.c).
  */
-#define FMM_MMF_WX (BITS_PER_LONG - 1)
+#define FMM_MMF_NX_LO (BITS_PER_LONG - 2)
+#define FMM_MMF_NX_HI (BITS_PER_LONG - 1)
 
 /*
  * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
@@ -266,14 +274,18 @@ unsigned long fmm_hugetlb_gua_addr(void)
 	return fmm_k_hugetlb_gua;
 }
 
-bool fmm_mm_wx(struct mm_struct *mm)
+int fmm_mm_nx(struct mm_struct *mm)
 {
-	return mm && test_bit(FMM_MMF_WX, &mm->flags);
+	unsigned long flags = READ_ONCE(mm->flags);
+
+	return (flags >> FMM_MMF_NX_LO) & 3;
 }
 
-void fmm_mm_set_wx(struct mm_struct *mm)
+/* Atomic bit operations: the kernel changes other bits of mm->flags. */
+void fmm_mm_set_nx(struct mm_struct *mm, int mode)
 {
-	set_bit(FMM_MMF_WX, &mm->flags);
+	assign_bit(FMM_MMF_NX_LO, &mm->flags, mode & 1);
+	assign_bit(FMM_MMF_NX_HI, &mm->flags, mode & 2);
 }
 #endif /* FMM_HAVE_LAYOUT_HOOK */
 

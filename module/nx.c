@@ -130,6 +130,9 @@ void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack_p)
 	int mode = READ_ONCE(fmm_nx);
 	const char *what = NULL;
 
+	/* What /proc/flexmmap/tasks reports, and, for 3, the W^X mark. */
+	if (current->mm)
+		fmm_mm_set_nx(current->mm, mode);
 	switch (mode) {
 	case FLEXMMAP_NX_LEGACY_EXEC:
 		if (executable_stack != EXSTACK_DEFAULT)
@@ -156,10 +159,8 @@ void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack_p)
 	*executable_stack_p = EXSTACK_DISABLE_X;
 	if (what)
 		fmm_nx_report_downgrade(mode, bprm->file, what);
-	if (mode == FLEXMMAP_NX_WXORX && current->mm) {
-		fmm_mm_set_wx(current->mm);
+	if (mode == FLEXMMAP_NX_WXORX)
 		atomic_long_inc(&fmm_stats.wx_exec);
-	}
 }
 
 NOKPROBE_SYMBOL(fmm_nx_exec);
@@ -167,11 +168,20 @@ NOKPROBE_SYMBOL(fmm_nx_exec);
 /* Called by the fork probe, under oldmm's mmap lock. */
 void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
-	if (fmm_mm_wx(oldmm))
-		fmm_mm_set_wx(newmm);
+	int mode = fmm_mm_nx(oldmm);
+
+	/* mm_init() has cleared the record of newmm. */
+	if (mode)
+		fmm_mm_set_nx(newmm, mode);
 }
 
 NOKPROBE_SYMBOL(fmm_nx_fork);
+
+/* Was this mm's program exec'd under nx=3? */
+static bool fmm_mm_wx(struct mm_struct *mm)
+{
+	return mm && fmm_mm_nx(mm) == FLEXMMAP_NX_WXORX;
+}
 
 /* As fs/exec.c's path_noexec(), which is not exported. */
 static bool fmm_path_noexec(const struct path *path)

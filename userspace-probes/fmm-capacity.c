@@ -286,7 +286,7 @@ static void find_image(void)
 	}
 }
 
-/* This PID's "PID MODE ALLOCATOR COMM" line, if the module is loaded. */
+/* This PID's "PID MODE ALLOCATOR nx=N COMM" line, if the module is loaded. */
 static void print_fmm_task(void)
 {
 	char mode[32] = "none", alloc[32] = "none", *line = NULL;

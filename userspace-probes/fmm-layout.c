@@ -728,7 +728,7 @@ static void test_too_big(void)
 			 len, p, p == MAP_FAILED ? strerror(errno) : "mapped");
 }
 
-/* Check our own line of /proc/flexmmap/tasks: "PID MODE ALLOCATOR COMM". */
+/* Check our own line of /proc/flexmmap/tasks: "PID MODE ALLOCATOR nx=N COMM". */
 static void test_tasks(const char *want_alloc, const char *want_mode)
 {
 	char mode[32] = "", alloc[32] = "", *line = NULL;

@@ -13,6 +13,14 @@
  *   fmm-nx-NN --expect 0|1|2|3	check every item against the rules of
  *				that vm.flexmmap_nx mode (0 = the stock
  *				kernel's rules)
+ *   fmm-nx-NN --expect any	the mode this process's exec ran under, as
+ *				the module reports it ("nx=N" on our line of
+ *				/proc/flexmmap/tasks, read first thing); the
+ *				W^X items may then also succeed, since W^X is
+ *				only enforced while nx=3 is set and the module
+ *				loaded.  With no module answer, the exec-time
+ *				items must match the rules of some mode and
+ *				the W^X items may fail only with EACCES.
  *   fmm-nx-NN --print		print "item=value" lines, no checks
  *
  * Items:
@@ -260,12 +268,74 @@ static void check_err(const char *item, int got, int want)
 			 err_name(got), err_name(want));
 }
 
+/* --expect any: success, or EACCES if W^X may be in force. */
+static void check_err_wx(const char *item, int got, bool may_deny)
+{
+	if (!may_deny) {
+		check_err(item, got, 0);
+		return;
+	}
+	ksft_test_result(!got || got == EACCES, "%s: %s (want ok or EACCES)\n",
+			 item, err_name(got));
+}
+
+/* Our "nx=N" from /proc/flexmmap/tasks; -1 if the module does not list us. */
+static int queried_mode(void)
+{
+	FILE *fp = fopen(FLEXMMAP_PROC_TASKS, "r");
+	char *line = NULL;
+	size_t len = 0;
+	int pid, nx, mode = -1;
+
+	while (fp && mode < 0 && getline(&line, &len, fp) != -1)
+		if (sscanf(line, "%d %*s %*s nx=%d", &pid, &nx) == 2 &&
+		    pid == getpid() && nx >= 0 && nx <= FLEXMMAP_NX_MAX)
+			mode = nx;
+	free(line);
+	if (fp)
+		fclose(fp);
+	return mode;
+}
+
+/* What the exec-time items should be under a mode. */
+static void exec_rules(int mode, bool is32, enum gnustack gs, int *rie,
+		       int *stack_x)
+{
+	switch (mode) {
+	case FLEXMMAP_NX_KERNEL:
+		*rie = is32 && gs == GS_NONE;
+		break;
+	case FLEXMMAP_NX_LEGACY_EXEC:
+		*rie = gs == GS_NONE;
+		break;
+	default:
+		*rie = 0;
+		break;
+	}
+	*stack_x = mode < FLEXMMAP_NX_STRICT && (gs == GS_RWX || *rie);
+}
+
+/* With no module answer: the first mode whose exec-time rules match r. */
+static int matching_mode(const struct result *r, bool is32, enum gnustack gs)
+{
+	int mode, rie, stack_x;
+
+	for (mode = 0; mode <= FLEXMMAP_NX_MAX; mode++) {
+		exec_rules(mode, is32, gs, &rie, &stack_x);
+		if (r->rie == rie && r->stack_x == stack_x &&
+		    r->stack_run == stack_x && r->heap_x == rie)
+			return mode;
+	}
+	return FLEXMMAP_NX_KERNEL;	/* none: report against the stock rules */
+}
+
 int main(int argc, char **argv)
 {
 	enum gnustack gs = own_gnustack();
 	bool is32 = sizeof(long) == 4;
 	struct result r;
 	int mode, rie, stack_x, wx;
+	bool any, may_deny;
 
 	page = sysconf(_SC_PAGESIZE);
 	if (argc == 2 && !strcmp(argv[1], "--print")) {
@@ -281,37 +351,55 @@ int main(int argc, char **argv)
 		       err_name(r.file_rx), err_name(r.thread));
 		return 0;
 	}
-	if (argc != 3 || strcmp(argv[1], "--expect") || strlen(argv[2]) != 1 ||
-	    argv[2][0] < '0' || argv[2][0] > '0' + FLEXMMAP_NX_MAX) {
-		fprintf(stderr, "usage: %s --expect 0|1|2|3 | --print\n", argv[0]);
+	any = argc == 3 && !strcmp(argv[1], "--expect") &&
+	      !strcmp(argv[2], "any");
+	if (!any && (argc != 3 || strcmp(argv[1], "--expect") ||
+		     strlen(argv[2]) != 1 || argv[2][0] < '0' ||
+		     argv[2][0] > '0' + FLEXMMAP_NX_MAX)) {
+		fprintf(stderr, "usage: %s --expect 0|1|2|3|any | --print\n",
+			argv[0]);
 		return KSFT_FAIL;
 	}
-	mode = argv[2][0] - '0';
+	/* First thing: the module may be gone by the time we are done. */
+	mode = any ? queried_mode() : argv[2][0] - '0';
 
 	ksft_print_header();
 	ksft_set_plan(11);
-	ksft_print_msg("PID %d, %d-bit, PT_GNU_STACK %s, checking nx mode %d\n",
-		       getpid(), is32 ? 32 : 64, gs_names[gs], mode);
 	measure(&r);
-
-	switch (mode) {
-	case FLEXMMAP_NX_KERNEL:
-		rie = is32 && gs == GS_NONE;
-		break;
-	case FLEXMMAP_NX_LEGACY_EXEC:
-		rie = gs == GS_NONE;
-		break;
-	default:
-		rie = 0;
-		break;
+	if (any && mode < 0) {
+		mode = matching_mode(&r, is32, gs);
+		ksft_print_msg("PID %d, %d-bit, PT_GNU_STACK %s: no module answer; exec-time items checked as nx mode %d, the first whose rules they match\n",
+			       getpid(), is32 ? 32 : 64, gs_names[gs], mode);
+		may_deny = true;
+	} else {
+		ksft_print_msg("PID %d, %d-bit, PT_GNU_STACK %s, checking nx mode %d%s\n",
+			       getpid(), is32 ? 32 : 64, gs_names[gs], mode,
+			       any ? " (module query)" : "");
+		may_deny = mode == FLEXMMAP_NX_WXORX;
 	}
-	stack_x = mode < FLEXMMAP_NX_STRICT && (gs == GS_RWX || rie);
-	wx = mode == FLEXMMAP_NX_WXORX ? EACCES : 0;
 
+	exec_rules(mode, is32, gs, &rie, &stack_x);
 	check_bool("READ_IMPLIES_EXEC", r.rie, rie);
 	check_bool("stack executable in maps", r.stack_x, stack_x);
 	check_bool("code on the stack runs", r.stack_run, stack_x);
 	check_bool("heap executable in maps", r.heap_x, rie);
+	if (any) {
+		/* W^X is enforced only while nx=3 is set and we are loaded. */
+		check_err_wx("mmap(RWX) anonymous", r.mmap_rwx, may_deny);
+		check_err_wx("mprotect(RX) of written memory", r.mprotect_wx,
+			     may_deny);
+		check_err_wx("mprotect(R) then mprotect(RX) of written memory",
+			     r.mprotect_w_r_x, may_deny);
+		check_err_wx("mprotect(RWX) of a stack page", r.mprotect_stack,
+			     may_deny);
+		check_err_wx("personality(READ_IMPLIES_EXEC)",
+			     r.personality_rie, may_deny);
+		check_err("mmap(RX) of our own executable", r.file_rx, 0);
+		check_err_wx("pthread_create", r.thread,
+			     may_deny && gs != GS_RW);
+		ksft_finished();
+	}
+	wx = mode == FLEXMMAP_NX_WXORX ? EACCES : 0;
 	check_err("mmap(RWX) anonymous", r.mmap_rwx, wx);
 	check_err("mprotect(RX) of written memory", r.mprotect_wx, wx);
 	check_err("mprotect(R) then mprotect(RX) of written memory",

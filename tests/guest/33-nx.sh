@@ -97,6 +97,14 @@ for mode in 0 1 2 3; do
 		"$([ $mode = 3 ] && echo 1 || echo 0)" "$(stat_of wx_armed)"
 	t_dmesg_mark
 	probe_all $mode "nx=$mode"
+	# The per-process query: each probe learns its mode from the module.
+	rc=0
+	out=$("$P/fmm-nx-32-nognustack" --expect any 2>&1) || rc=$?
+	t_check "nx=$mode: fmm-nx --expect any learns mode $mode from the module" \
+		grep -q "checking nx mode $mode (module query)" <<<"$out"
+	t_eq "nx=$mode: fmm-nx --expect any passes" 0 "$rc"
+	t_eq "nx=$mode: /proc/flexmmap/tasks shows nx=$mode for a child of this exec" "nx=$mode" \
+		"$(sh -c "awk -v p=\$\$ '\$1 == p { print \$4 }' /proc/flexmmap/tasks")"
 	case $mode in
 	2)
 		# Logged once per binary: run it again, still one line.

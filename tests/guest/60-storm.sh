@@ -5,7 +5,10 @@
 #  - a loop execs the 64- and 32-bit layout probes, with and without
 #    PT_GNU_STACK; each asks the module which layout it got (or, with the
 #    module gone, reads it off its first mmap) and checks its layout
-#    against it (fmm-layout --expect any);
+#    against it (fmm-layout --expect any); and the NX probes, with, without
+#    and with an executable PT_GNU_STACK, each of which asks the module
+#    which vm.flexmmap_nx mode its exec ran under and checks the NX rules of
+#    that mode (fmm-nx --expect any);
 #  - multithreaded 64- and 32-bit processes mmap, write, mremap, verify and
 #    munmap in every thread and fork continuously (fmm-sleep);
 #  - a writer flips vm.flexmmap_layout and vm.flexmmap_nx through every
@@ -30,16 +33,29 @@ w64=$!
 "$P/fmm-sleep-32" --threads 2 --fork-loop --pause 2000 </dev/null >$S/w32 2>&1 &
 w32=$!
 (
-	n=0
+	n=0 lq=0 nxq=0
 	while [ ! -e $S/stop ]; do
 		for v in 64 32 64-nognustack 32-nognustack; do
 			if ! out=$("$P/fmm-layout-$v" --expect any 2>&1); then
 				printf '=== fmm-layout-%s\n%s\n' "$v" "$out" >>$S/fail
 			fi
+			case $out in
+			*"module query"*) lq=$((lq + 1)) ;;
+			esac
+			n=$((n + 1))
+		done
+		for v in 64 32 64-nognustack 32-nognustack 64-execstack 32-execstack; do
+			if ! out=$("$P/fmm-nx-$v" --expect any 2>&1); then
+				printf '=== fmm-nx-%s\n%s\n' "$v" "$out" >>$S/fail
+			fi
+			case $out in
+			*"(module query)"*) nxq=$((nxq + 1)) ;;
+			esac
 			n=$((n + 1))
 		done
 	done
 	echo "$n" >$S/execs
+	echo "$lq $nxq" >$S/queries
 ) &
 execs=$!
 (
@@ -77,12 +93,18 @@ rc32=$?
 
 t_diag "$cycles cycles in $((SECONDS - start)) s; $(cat $S/execs) probe execs; $(cat $S/writes) sysctl writes accepted"
 t_eq "$cycles insmod/rmmod cycles, none failed" 0 "$failed"
+read -r lq nxq <$S/queries
+t_diag "module answers: $lq of the layout probes, $nxq of the NX probes (the rest ran while it was unloaded)"
 if [ -s $S/fail ]; then
-	t_fail "every probe exec'd during the storm got the layout the module says" \
-		"$(grep -E '^(===|not ok|# --expect any)' $S/fail | head -n 40)"
+	t_fail "every probe exec'd during the storm got the layout and NX rules the module says" \
+		"$(grep -E '^(===|not ok|# --expect any|# PID)' $S/fail | head -n 40)"
 else
-	t_ok "every probe exec'd during the storm got the layout the module says"
+	t_ok "every probe exec'd during the storm got the layout and NX rules the module says"
 fi
+# Without answers the probes would only check "some mode": make sure the
+# per-process query itself was exercised.
+t_check "layout probes got module answers ($lq)" [ "$lq" -gt 0 ]
+t_check "NX probes got module answers ($nxq)" [ "$nxq" -gt 0 ]
 t_diag "64-bit worker: $(tail -n 1 $S/w64)"
 t_diag "32-bit worker: $(tail -n 1 $S/w32)"
 t_eq "64-bit worker (3 threads + forks): every self-check held" 0 "$rc64"
