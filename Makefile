@@ -175,7 +175,7 @@ stress: deps
 	@$(MAKE) --no-print-directory all image
 	@$(SRC)/qemu/run --timeout 10800 --env FMM_STORM_CYCLES=1000 \
 	  --env FMM_STRESSNG_SECONDS=5 $(STRESS_ARGS) -- \
-	  /flexmmap/tests/suite --also /flexmmap/tests/stress 6 7
+	  /flexmmap/tests/suite --also /flexmmap/tests/stress 60- 61- 62- 63- 70-
 
 demo: deps
 	@$(MAKE) --no-print-directory all image
