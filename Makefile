@@ -171,9 +171,13 @@ check-all: deps
 # external suites with longer stress-ng runs, bad input, resource edges, and
 # the stress-only tests of tests/stress (the full paxtest blackhat).  One
 # boot; ends with "N passed, N failed".  STRESS_ARGS="--env FMM_STORM_CYCLES=200"
+# A storm cycle takes 5-13 s under TCG with its load running (insmod, the
+# kprobes' text patching, the unload's RCU-tasks wait): 1000 cycles need
+# 1.5-3.5 hours, hence the file and boot time limits.
 stress: deps
 	@$(MAKE) --no-print-directory all image
-	@$(SRC)/qemu/run --timeout 10800 --env FMM_STORM_CYCLES=1000 \
+	@$(SRC)/qemu/run --timeout 21600 --env FMM_STORM_CYCLES=1000 \
+	  --env FLEXMMAP_TEST_TIMEOUT=14400 \
 	  --env FMM_STRESSNG_SECONDS=5 $(STRESS_ARGS) -- \
 	  /flexmmap/tests/suite --also /flexmmap/tests/stress 60- 61- 62- 63- 70-
 

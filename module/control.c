@@ -217,14 +217,13 @@ static const char *const fmm_alloc_names[] = {
 };
 
 /*
- * One line per process.  A zombie leader has no mm of its own; its live
- * threads still share one, so look at each thread until one has it.
+ * Call fn(t, arg) once for each user process: t is its first thread that has
+ * an mm (a zombie leader has none; its live threads still share one),
+ * task-locked, under rcu_read_lock().
  */
-static int fmm_tasks_show(struct seq_file *m, void *v)
+void fmm_walk_mms(fmm_mm_fn fn, void *arg)
 {
 	struct task_struct *p, *t;
-	enum fmm_alloc a;
-	int nx;
 
 	rcu_read_lock();
 	for_each_process(p) {
@@ -232,20 +231,29 @@ static int fmm_tasks_show(struct seq_file *m, void *v)
 			continue;
 		for_each_thread(p, t) {
 			task_lock(t);
-			if (!t->mm) {
+			if (t->mm) {
+				fn(t, arg);
 				task_unlock(t);
-				continue;
+				break;
 			}
-			a = fmm_mm_alloc(t->mm);
-			nx = fmm_mm_nx(t->mm);
 			task_unlock(t);
-			seq_printf(m, "%d %s %s nx=%d %s\n", task_tgid_nr(p),
-				   fmm_mode_names[a], fmm_alloc_names[a], nx,
-				   t->comm);
-			break;
 		}
 	}
 	rcu_read_unlock();
+}
+
+static void fmm_task_line(struct task_struct *t, void *arg)
+{
+	enum fmm_alloc a = fmm_mm_alloc(t->mm);
+
+	seq_printf(arg, "%d %s %s nx=%d %s\n", task_tgid_nr(t),
+		   fmm_mode_names[a], fmm_alloc_names[a], fmm_mm_nx(t->mm),
+		   t->comm);
+}
+
+static int fmm_tasks_show(struct seq_file *m, void *v)
+{
+	fmm_walk_mms(fmm_task_line, m);
 	return 0;
 }
 

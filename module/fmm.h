@@ -234,5 +234,7 @@ void fmm_hooks_show(struct seq_file *m);
 /* control.c */
 int fmm_control_init(void);
 void fmm_control_exit(void);
+typedef void (*fmm_mm_fn)(struct task_struct *t, void *arg);
+void fmm_walk_mms(fmm_mm_fn fn, void *arg);
 
 #endif /* _FMM_H */

@@ -57,31 +57,20 @@ void fmm_layout_hooks_show(struct seq_file *m)
 	seq_puts(m, "missed_setup_arg_pages 0\n");
 }
 
+static void fmm_count_mm(struct task_struct *t, void *arg)
+{
+	if (fmm_alloc_is_module(fmm_mm_alloc(t->mm)))
+		(*(unsigned long *)arg)++;
+}
+
 /*
  * The processes on our allocators now.  Nothing tracks them (exit is not
- * hooked), so count them; a zombie leader's threads share one mm.
+ * hooked), so count them.
  */
 unsigned long fmm_track_count(void)
 {
-	struct task_struct *p, *t;
 	unsigned long n = 0;
 
-	rcu_read_lock();
-	for_each_process(p) {
-		if (p->flags & PF_KTHREAD)
-			continue;
-		for_each_thread(p, t) {
-			task_lock(t);
-			if (!t->mm) {
-				task_unlock(t);
-				continue;
-			}
-			if (fmm_alloc_is_module(fmm_mm_alloc(t->mm)))
-				n++;
-			task_unlock(t);
-			break;
-		}
-	}
-	rcu_read_unlock();
+	fmm_walk_mms(fmm_count_mm, &n);
 	return n;
 }

@@ -167,27 +167,28 @@ else
 	t_fail "python3 installed in the guest" "python3 missing"
 fi
 
-t_dmesg_mark
-"$P/fmm-nx-64-rwxtext" --print >/dev/null 2>&1
-rc=$?
-if [ $rc -ne 0 ] && t_dmesg_since | grep -q 'W^X: fmm-nx-64-rwxtext\[[0-9]*\]: mmap(PROT_WRITE|PROT_EXEC) of fmm-nx-64-rwxtext denied'; then
-	t_ok "nx=3: a binary with an RWX PT_LOAD fails (exit $rc), log names it"
-else
-	t_fail "nx=3: a binary with an RWX PT_LOAD fails, log names it" \
-		"exit $rc; $(t_dmesg_since)"
-fi
+# fails_logged NAME LOGPATTERN CMD...: CMD fails, and the log says why.
+fails_logged() {
+	local name=$1 pat=$2 rc
+	shift 2
+	t_dmesg_mark
+	"$@" >/dev/null 2>&1
+	rc=$?
+	if [ $rc -ne 0 ] && t_dmesg_since | grep -q "$pat"; then
+		t_ok "$name (exit $rc), log names it"
+	else
+		t_fail "$name, log names it" "exit $rc; $(t_dmesg_since)"
+	fi
+}
+fails_logged "nx=3: a binary with an RWX PT_LOAD fails" \
+	'W^X: fmm-nx-64-rwxtext\[[0-9]*\]: mmap(PROT_WRITE|PROT_EXEC) of fmm-nx-64-rwxtext denied' \
+	"$P/fmm-nx-64-rwxtext" --print
 # The denial log is rate-limited (printk's 10 lines per 5 s per call site),
 # and the runs above used this site's budget: let it refill.
 sleep 5
-t_dmesg_mark
-echo quit | timeout 60 "$P/fmm-sleep-64-nognustack" --threads 2 >/dev/null 2>&1
-rc=$?
-if [ $rc -ne 0 ] && t_dmesg_since | grep -q 'W^X: fmm-sleep-64-nognustack\[[0-9]*\]: mprotect'; then
-	t_ok "nx=3: threads of a binary without PT_GNU_STACK fail (exit $rc), log names it"
-else
-	t_fail "nx=3: threads of a binary without PT_GNU_STACK fail, log names it" \
-		"exit $rc; $(t_dmesg_since)"
-fi
+fails_logged "nx=3: threads of a binary without PT_GNU_STACK fail" \
+	'W^X: fmm-sleep-64-nognustack\[[0-9]*\]: mprotect' \
+	sh -c "echo quit | timeout 60 $P/fmm-sleep-64-nognustack --threads 2"
 denied=$(denials)
 if [ "$denied" -gt 0 ] && [ "$(stat_of wx_denied_personality)" -gt 0 ]; then
 	t_ok "denials are counted in /proc/flexmmap/stats ($denied in all)"

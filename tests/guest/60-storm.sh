@@ -32,25 +32,22 @@ t_dmesg_mark
 w64=$!
 "$P/fmm-sleep-32" --threads 2 --fork-loop --pause 2000 </dev/null >$S/w32 2>&1 &
 w32=$!
+# probe PROG: exec it with --expect any, its failure to $S/fail; true if the
+# module answered its query (both probes print "module query" then).
+probe() {
+	local out
+	out=$("$P/$1" --expect any 2>&1) || printf '=== %s\n%s\n' "$1" "$out" >>$S/fail
+	[[ $out == *"module query"* ]]
+}
 (
 	n=0 lq=0 nxq=0
 	while [ ! -e $S/stop ]; do
 		for v in 64 32 64-nognustack 32-nognustack; do
-			if ! out=$("$P/fmm-layout-$v" --expect any 2>&1); then
-				printf '=== fmm-layout-%s\n%s\n' "$v" "$out" >>$S/fail
-			fi
-			case $out in
-			*"module query"*) lq=$((lq + 1)) ;;
-			esac
+			! probe "fmm-layout-$v" || lq=$((lq + 1))
 			n=$((n + 1))
 		done
 		for v in 64 32 64-nognustack 32-nognustack 64-execstack 32-execstack; do
-			if ! out=$("$P/fmm-nx-$v" --expect any 2>&1); then
-				printf '=== fmm-nx-%s\n%s\n' "$v" "$out" >>$S/fail
-			fi
-			case $out in
-			*"(module query)"*) nxq=$((nxq + 1)) ;;
-			esac
+			! probe "fmm-nx-$v" || nxq=$((nxq + 1))
 			n=$((n + 1))
 		done
 	done
