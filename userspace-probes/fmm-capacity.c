@@ -86,6 +86,7 @@
 #include <unistd.h>
 
 #include "flexmmap.h"
+#include "fmm-maps.h"
 
 #define SZ_1M			(1ULL << 20)
 #define SZ_128M			(128ULL << 20)
@@ -97,18 +98,6 @@
 #define STACK_RND_MASK_32	0x7ffUL
 #define STACK_RND_MASK_64	0x3fffffUL
 #define STACK_GUARD_GAP		(256UL * 4096)
-
-#define MAX_VMAS		4096
-
-struct fmm_vma {
-	unsigned long start;
-	unsigned long end;
-	char perms[8];
-	char name[128];
-};
-
-static struct fmm_vma vmas[MAX_VMAS];
-static size_t nr_vmas;
 
 /* What exec gave this process, learnt once at start-up. */
 static struct {
@@ -147,52 +136,8 @@ static void __attribute__((noreturn)) die(const char *what)
  */
 static void read_maps(void)
 {
-	static char buf[1 << 16];
-	size_t have = 0, used;
-	int fd = open("/proc/self/maps", O_RDONLY);
-	ssize_t n;
-
-	if (fd < 0)
-		die("open /proc/self/maps");
-	nr_vmas = 0;
-	for (;;) {
-		char *line = buf, *nl;
-
-		n = read(fd, buf + have, sizeof(buf) - 1 - have);
-		if (n < 0)
-			die("read /proc/self/maps");
-		have += n;
-		buf[have] = '\0';
-		while ((nl = strchr(line, '\n')) && nr_vmas < MAX_VMAS) {
-			struct fmm_vma *v = &vmas[nr_vmas];
-			int pos = 0;
-
-			*nl = '\0';
-			if (sscanf(line, "%lx-%lx %7s %*s %*s %*s %n", &v->start,
-				   &v->end, v->perms, &pos) >= 3) {
-				snprintf(v->name, sizeof(v->name), "%s",
-					 pos ? line + pos : "");
-				nr_vmas++;
-			}
-			line = nl + 1;
-		}
-		used = line - buf;
-		memmove(buf, line, have - used);
-		have -= used;
-		if (!n || nr_vmas == MAX_VMAS)
-			break;
-	}
-	close(fd);
-}
-
-static const struct fmm_vma *find_vma_named(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < nr_vmas; i++)
-		if (!strcmp(vmas[i].name, name))
-			return &vmas[i];
-	return NULL;
+	if (fmm_read_maps())
+		die("read /proc/self/maps");
 }
 
 /* The first mapping that ends above @addr, or NULL. */
@@ -204,18 +149,6 @@ static const struct fmm_vma *vma_above(unsigned long addr)
 		if (vmas[i].end > addr)
 			return &vmas[i];
 	return NULL;
-}
-
-static int read_ulong(const char *path, unsigned long *val)
-{
-	FILE *fp = fopen(path, "r");
-	int ret;
-
-	if (!fp)
-		return -1;
-	ret = fscanf(fp, "%lu", val) == 1 ? 0 : -1;
-	fclose(fp);
-	return ret;
 }
 
 /*

@@ -62,6 +62,7 @@
 #include <unistd.h>
 
 #include "flexmmap.h"
+#include "fmm-maps.h"
 #include "kselftest.h"
 
 #ifndef MAP_FIXED_NOREPLACE
@@ -97,16 +98,6 @@
 
 #define NR_ANON			4
 #define ANON_PAGES		4	/* plus one PROT_NONE guard page */
-#define MAX_VMAS		1024
-
-struct fmm_vma {
-	unsigned long start;
-	unsigned long end;
-	char name[96];
-};
-
-static struct fmm_vma vmas[MAX_VMAS];
-static size_t nr_vmas;
 
 enum fmm_dir { TOPDOWN, BOTTOMUP };
 
@@ -140,32 +131,11 @@ static const char *dir_name(enum fmm_dir d)
 	return d == TOPDOWN ? "top-down" : "bottom-up";
 }
 
-/* Parse /proc/self/maps into vmas[], as mremap_test.c does, with getline. */
+/* Parse /proc/self/maps into vmas[] (fmm-maps.h). */
 static void read_maps(void)
 {
-	FILE *fp = fopen("/proc/self/maps", "r");
-	char *line = NULL;
-	size_t len = 0;
-
-	if (!fp)
-		ksft_exit_fail_msg("open /proc/self/maps: %s\n", strerror(errno));
-	nr_vmas = 0;
-	while (getline(&line, &len, fp) != -1 && nr_vmas < MAX_VMAS) {
-		struct fmm_vma *v = &vmas[nr_vmas];
-		int pos = 0;
-		char *nl;
-
-		if (sscanf(line, "%lx-%lx %*s %*s %*s %*s %n",
-			   &v->start, &v->end, &pos) < 2)
-			continue;
-		nl = strchr(line + pos, '\n');
-		if (nl)
-			*nl = '\0';
-		snprintf(v->name, sizeof(v->name), "%s", line + pos);
-		nr_vmas++;
-	}
-	free(line);
-	fclose(fp);
+	if (fmm_read_maps())
+		ksft_exit_fail_msg("read /proc/self/maps: %s\n", strerror(errno));
 }
 
 static void dump_maps(void)
@@ -176,16 +146,6 @@ static void dump_maps(void)
 	for (i = 0; i < nr_vmas; i++)
 		ksft_print_msg("  %08lx-%08lx %s\n", vmas[i].start, vmas[i].end,
 			       vmas[i].name);
-}
-
-static const struct fmm_vma *find_vma_named(const char *name)
-{
-	size_t i;
-
-	for (i = 0; i < nr_vmas; i++)
-		if (!strcmp(vmas[i].name, name))
-			return &vmas[i];
-	return NULL;
 }
 
 /* The vDSO proper, not [vvar]: a kernel may also omit it (vdso=0). */
@@ -249,18 +209,6 @@ static bool ordered(unsigned long first, unsigned long second)
 static const char *order_name(void)
 {
 	return L.dir == TOPDOWN ? "descending" : "ascending";
-}
-
-static int read_ulong(const char *path, unsigned long *val)
-{
-	FILE *fp = fopen(path, "r");
-	int ret;
-
-	if (!fp)
-		return -1;
-	ret = fscanf(fp, "%lu", val) == 1 ? 0 : -1;
-	fclose(fp);
-	return ret;
 }
 
 static unsigned long page_align(unsigned long addr)
