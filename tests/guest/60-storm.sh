@@ -77,6 +77,13 @@ for c in $(seq "$cycles"); do
 		continue
 	fi
 	sleep 0.3
+	if [ "$c" = 1 ]; then
+		# Two probes certain to run while the module is loaded: the
+		# per-process query is exercised however the loop's execs fall.
+		for v in fmm-layout-32 fmm-nx-32-nognustack; do
+			probe "$v" && echo "$v" >>$S/answered
+		done
+	fi
 	rmmod flexmmap || failed=$((failed + 1))
 	[ $((c % 100)) != 0 ] || t_diag "cycle $c after $((SECONDS - start)) s"
 done
@@ -99,9 +106,10 @@ else
 	t_ok "every probe exec'd during the storm got the layout and NX rules the module says"
 fi
 # Without answers the probes would only check "some mode": make sure the
-# per-process query itself was exercised.
-t_check "layout probes got module answers ($lq)" [ "$lq" -gt 0 ]
-t_check "NX probes got module answers ($nxq)" [ "$nxq" -gt 0 ]
+# per-process query itself was exercised.  (How many of the loop's execs
+# fall in a loaded window varies: 3 of 12 on the debug kernel.)
+t_eq "probes run in cycle 1's loaded window got module answers" \
+	"fmm-layout-32 fmm-nx-32-nognustack" "$(cat $S/answered 2>/dev/null | xargs)"
 t_diag "64-bit worker: $(tail -n 1 $S/w64)"
 t_diag "32-bit worker: $(tail -n 1 $S/w32)"
 t_eq "64-bit worker (3 threads + forks): every self-check held" 0 "$rc64"
