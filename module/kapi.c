@@ -5,11 +5,11 @@
  * Everything that depends on how this kernel (Debian's 6.1) stores the
  * layout lives here: the per-mm get_unmapped_area pointer, the four bases,
  * the NX mode of a process's exec (with the W^X mark), and the symbols the
- * kernel does not export (found through kallsyms at load time).  A kernel built with patches/
- * (CONFIG_MMAP_LAYOUT) exports them, and its mms point at the kernel's
- * trampoline rather than at us, with our allocator in mm->mmap_layout.  A
- * port to a kernel without mm->get_unmapped_area (6.10+) changes this file
- * and leaves the policy and the allocators alone.
+ * kernel does not export (found through kallsyms at load time).  A kernel
+ * built with patches/ (CONFIG_MMAP_LAYOUT) exports them, and its mms point
+ * at the kernel's trampoline rather than at us, with our allocator in
+ * mm->mmap_layout.  A port to a kernel without mm->get_unmapped_area (6.10+)
+ * changes this file and leaves the policy and the allocators alone.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 

@@ -268,11 +268,15 @@ static void check_err(const char *item, int got, int want)
 			 err_name(got), err_name(want));
 }
 
-/* --expect any: success, or EACCES if W^X may be in force. */
-static void check_err_wx(const char *item, int got, bool may_deny)
+/*
+ * A W^X item: success unless W^X may deny it; then EACCES if @strict (a
+ * fixed mode), else either (--expect any: W^X is enforced only while nx=3
+ * is set and the module is loaded).
+ */
+static void check_wx(const char *item, int got, bool may_deny, bool strict)
 {
-	if (!may_deny) {
-		check_err(item, got, 0);
+	if (!may_deny || strict) {
+		check_err(item, got, may_deny ? EACCES : 0);
 		return;
 	}
 	ksft_test_result(!got || got == EACCES, "%s: %s (want ok or EACCES)\n",
@@ -334,7 +338,7 @@ int main(int argc, char **argv)
 	enum gnustack gs = own_gnustack();
 	bool is32 = sizeof(long) == 4;
 	struct result r;
-	int mode, rie, stack_x, wx;
+	int mode, rie, stack_x;
 	bool any, may_deny;
 
 	page = sysconf(_SC_PAGESIZE);
@@ -383,31 +387,16 @@ int main(int argc, char **argv)
 	check_bool("stack executable in maps", r.stack_x, stack_x);
 	check_bool("code on the stack runs", r.stack_run, stack_x);
 	check_bool("heap executable in maps", r.heap_x, rie);
-	if (any) {
-		/* W^X is enforced only while nx=3 is set and we are loaded. */
-		check_err_wx("mmap(RWX) anonymous", r.mmap_rwx, may_deny);
-		check_err_wx("mprotect(RX) of written memory", r.mprotect_wx,
-			     may_deny);
-		check_err_wx("mprotect(R) then mprotect(RX) of written memory",
-			     r.mprotect_w_r_x, may_deny);
-		check_err_wx("mprotect(RWX) of a stack page", r.mprotect_stack,
-			     may_deny);
-		check_err_wx("personality(READ_IMPLIES_EXEC)",
-			     r.personality_rie, may_deny);
-		check_err("mmap(RX) of our own executable", r.file_rx, 0);
-		check_err_wx("pthread_create", r.thread,
-			     may_deny && gs != GS_RW);
-		ksft_finished();
-	}
-	wx = mode == FLEXMMAP_NX_WXORX ? EACCES : 0;
-	check_err("mmap(RWX) anonymous", r.mmap_rwx, wx);
-	check_err("mprotect(RX) of written memory", r.mprotect_wx, wx);
-	check_err("mprotect(R) then mprotect(RX) of written memory",
-		  r.mprotect_w_r_x, wx);
-	check_err("mprotect(RWX) of a stack page", r.mprotect_stack, wx);
-	check_err("personality(READ_IMPLIES_EXEC)", r.personality_rie, wx);
+	check_wx("mmap(RWX) anonymous", r.mmap_rwx, may_deny, !any);
+	check_wx("mprotect(RX) of written memory", r.mprotect_wx, may_deny,
+		 !any);
+	check_wx("mprotect(R) then mprotect(RX) of written memory",
+		 r.mprotect_w_r_x, may_deny, !any);
+	check_wx("mprotect(RWX) of a stack page", r.mprotect_stack, may_deny,
+		 !any);
+	check_wx("personality(READ_IMPLIES_EXEC)", r.personality_rie, may_deny,
+		 !any);
 	check_err("mmap(RX) of our own executable", r.file_rx, 0);
-	check_err("pthread_create", r.thread,
-		  mode == FLEXMMAP_NX_WXORX && gs != GS_RW ? EACCES : 0);
+	check_wx("pthread_create", r.thread, may_deny && gs != GS_RW, !any);
 	ksft_finished();
 }
