@@ -192,6 +192,8 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 		   atomic_long_read(&fmm_stats.wx_denied_mprotect));
 	seq_printf(m, "wx_denied_personality %ld\n",
 		   atomic_long_read(&fmm_stats.wx_denied_personality));
+	seq_printf(m, "stray_int3 %ld\n",
+		   atomic_long_read(&fmm_stats.stray_int3));
 	fmm_hooks_show(m);
 	return 0;
 }

@@ -109,6 +109,7 @@ struct fmm_stats {
 	atomic_long_t wx_denied_mmap;
 	atomic_long_t wx_denied_mprotect;
 	atomic_long_t wx_denied_personality;
+	atomic_long_t stray_int3;
 };
 
 /**

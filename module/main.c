@@ -17,12 +17,42 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/module.h>
+#include <linux/ftrace.h>
 #include <linux/kprobes.h>
 #include <linux/seq_file.h>
 #include <linux/sched.h>
 #include "fmm.h"
 
 struct fmm_stats fmm_stats;
+
+/*
+ * Every hook's kprobe pre-handler.  Our probes sit on functions' fentry
+ * calls, so kprobes runs them from ftrace (ORIG_RAX 0 in the saved
+ * registers) and they need no copy of the probed instruction.  Arming or
+ * disarming one makes ftrace rewrite the call site through an int3
+ * (text_poke_bp()).  Under QEMU TCG with two vCPUs, a CPU was seen to
+ * execute that int3 after the rewrite had ended: poke_int3_handler() no
+ * longer knew it, kprobe_int3_handler() took it for this probe and
+ * single-stepped the instruction copy it does not have, a call to address
+ * 0 (an oops per hit; vm.flexmmap_nx flips, which arm and disarm the W^X
+ * probes, did it within seconds, tests/guest/62-bad-input.sh).  Entered
+ * from an int3 (ORIG_RAX -1), finish as kprobe_ftrace_handler() does:
+ * resume after the fentry call.
+ */
+static int fmm_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct fmm_hook *h = container_of(p, struct fmm_hook, kp);
+	int ret = h->pre(p, regs);
+
+	if (ret || !kprobe_ftrace(p) || regs->orig_ax != -1)
+		return ret;
+	atomic_long_inc(&fmm_stats.stray_int3);
+	instruction_pointer_set(regs,
+				(unsigned long)p->addr + MCOUNT_INSN_SIZE);
+	return 1;
+}
+
+NOKPROBE_SYMBOL(fmm_kprobe_pre);
 
 static int fmm_hook_install(struct fmm_hook *h)
 {
@@ -31,7 +61,7 @@ static int fmm_hook_install(struct fmm_hook *h)
 	/* A kprobe must be cleared before it can be registered again. */
 	memset(&h->kp, 0, sizeof(h->kp));
 	h->kp.symbol_name = h->symbol;
-	h->kp.pre_handler = h->pre;
+	h->kp.pre_handler = fmm_kprobe_pre;
 	ret = register_kprobe(&h->kp);
 	if (ret) {
 		pr_err("cannot hook %s (%d)\n", h->symbol, ret);
