@@ -35,11 +35,22 @@ flexmmap_kver() {
 # Which kernel the guest boots: "stock" (Debian's, the default) or "source"
 # (built from linux-source-6.1 with patches/ by scripts/build-kernel).
 # FLEXMMAP_KERNEL sets it for every script; qemu/run --kernel for one boot.
+# "trixie" is Debian 13's stock kernel (6.12) with a trixie root filesystem
+# (issue 10: image and boot so far; the module does not build for it yet).
 flexmmap_kernel() {
 	case ${FLEXMMAP_KERNEL:-stock} in
-	stock | source) echo "${FLEXMMAP_KERNEL:-stock}" ;;
-	*) die "FLEXMMAP_KERNEL must be stock or source, not '$FLEXMMAP_KERNEL'" ;;
+	stock | source | trixie) echo "${FLEXMMAP_KERNEL:-stock}" ;;
+	*) die "FLEXMMAP_KERNEL must be stock, source or trixie, not '$FLEXMMAP_KERNEL'" ;;
 	esac
+}
+
+# "KVER VERSION" of trixie's current stock kernel (linux-image-amd64's).
+flexmmap_trixie_kernel() {
+	local dep
+	dep=$("$FLEXMMAP_ROOT/scripts/trixie-apt" apt-cache show linux-image-amd64 |
+		sed -n 's/^Depends: linux-image-\([^ ]*\) (= \([^)]*\)).*/\1 \2/p' | sort -V | tail -n 1)
+	[ -n "$dep" ] || die "cannot tell trixie's kernel from linux-image-amd64's dependencies"
+	echo "$dep"
 }
 
 # The build output the guest sees at /flexmmap: the module is built against
@@ -48,6 +59,7 @@ flexmmap_out() {
 	case $(flexmmap_kernel) in
 	stock) echo "$FLEXMMAP_CACHE/build/out" ;;
 	source) echo "$FLEXMMAP_CACHE/build/source/out" ;;
+	trixie) echo "$FLEXMMAP_CACHE/build/trixie/out" ;;
 	esac
 }
 
@@ -61,5 +73,6 @@ flexmmap_guest_kver() {
 		[ -f "$d/kver" ] || die "the source kernel is not built (run: make kernel)"
 		cat "$d/kver"
 		;;
+	trixie) flexmmap_trixie_kernel | cut -d' ' -f1 ;;
 	esac
 }
