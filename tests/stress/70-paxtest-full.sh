@@ -3,10 +3,13 @@
 # Stress only (make stress): the whole "paxtest blackhat", randomisation
 # tests included, on the stock kernel and under vm.flexmmap_layout 1 and 2
 # (nx 0).  Each run takes over 10 minutes under TCG.  Pass: every exec and
-# mprotect result equals the stock kernel's, and no randomisation figure
-# (bits) is lower than stock's by more than one bit: paxtest guesses the
-# bits from a few hundred samples, and identical kernels differ by one
-# between runs.
+# mprotect result ("Executable ...", "Writable text segments") equals the
+# stock kernel's, and no randomisation figure (bits) is lower than stock's
+# by more than one bit: paxtest guesses the bits from a few hundred
+# samples, and identical kernels differ by one between runs.  The "Return
+# to function" results are not compared: where a smashed return lands
+# depends on the randomised addresses, and stock alone gave "Killed" in one
+# boot and nothing (the child exited) in another.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/../guest/lib.sh
 . "$(dirname "$0")/../lib.sh"
@@ -32,9 +35,15 @@ for l in 1 2; do
 done
 rmmod flexmmap
 
+nxre='^(Executable|Writable)'
 for l in 1 2; do
-	d=$(diff <(grep -v 'bits' "$work/stock") <(grep -v 'bits' "$work/layout$l"))
-	t_eq "layout $l: paxtest exec/mprotect results equal stock's" "" "$d"
+	n=$(grep -cE "$nxre" "$work/layout$l")
+	d=$(diff <(grep -E "$nxre" "$work/stock") <(grep -E "$nxre" "$work/layout$l"))
+	if [ "$n" -gt 0 ] && [ -z "$d" ]; then
+		t_ok "layout $l: paxtest exec/mprotect results equal stock's ($n results)"
+	else
+		t_fail "layout $l: paxtest exec/mprotect results equal stock's" "${d:-no results}"
+	fi
 	lower=$(join -t: <(grep bits "$work/stock" | sort) <(grep bits "$work/layout$l" | sort) |
 		awk -F: '{ s = $2 + 0; m = $3 + 0; if (m < s - 1) print $1 ": stock " s ", module " m }')
 	n=$(grep -c bits "$work/layout$l")
