@@ -5,8 +5,10 @@
 # (nx 0).  Each run takes over 10 minutes under TCG.  Pass: every exec and
 # mprotect result ("Executable ...", "Writable text segments") equals the
 # stock kernel's, and no randomisation figure (bits) is lower than stock's
-# by more than one bit: paxtest guesses the bits from a few hundred
-# samples, and identical kernels differ by one between runs.  The "Return
+# by more than two bits: paxtest guesses the bits from a few hundred
+# samples, and the stock kernel alone gave "Heap randomization test (PIE)"
+# 28 bits in one boot and 30 in another (the module does not place the
+# heap).  A layout that lost its randomisation shows 10 or more bits less.  The "Return
 # to function" results are not compared: where a smashed return lands
 # depends on the randomised addresses, and stock alone gave "Killed" in one
 # boot and nothing (the child exited) in another.
@@ -45,12 +47,12 @@ for l in 1 2; do
 		t_fail "layout $l: paxtest exec/mprotect results equal stock's" "${d:-no results}"
 	fi
 	lower=$(join -t: <(grep bits "$work/stock" | sort) <(grep bits "$work/layout$l" | sort) |
-		awk -F: '{ s = $2 + 0; m = $3 + 0; if (m < s - 1) print $1 ": stock " s ", module " m }')
+		awk -F: '{ s = $2 + 0; m = $3 + 0; if (m < s - 2) print $1 ": stock " s ", module " m }')
 	n=$(grep -c bits "$work/layout$l")
 	if [ "$n" -gt 0 ] && [ -z "$lower" ]; then
-		t_ok "layout $l: no randomisation figure below stock's ($n figures)"
+		t_ok "layout $l: no randomisation figure more than 2 bits below stock's ($n figures)"
 	else
-		t_fail "layout $l: no randomisation figure below stock's" "${lower:-no figures}"
+		t_fail "layout $l: no randomisation figure more than 2 bits below stock's" "${lower:-no figures}"
 	fi
 done
 rm -rf "$work"
