@@ -53,6 +53,16 @@ flexmmap_trixie_kernel() {
 	echo "$dep"
 }
 
+# Unmount (lazily) everything mounted below DIR, deepest first: debootstrap
+# leaves proc and sys mounted in its target, and "rm -rf" must never
+# recurse into them.
+flexmmap_umount_below() {
+	local m
+	{ findmnt -rn -o TARGET | grep -F "$1/" || true; } | sort -r | while read -r m; do
+		umount -l "$m" 2>/dev/null || true
+	done
+}
+
 # The build output the guest sees at /flexmmap: the module is built against
 # the guest's kernel, so each kernel has its own.
 flexmmap_out() {

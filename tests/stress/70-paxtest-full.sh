@@ -8,10 +8,10 @@
 # by more than two bits: paxtest guesses the bits from a few hundred
 # samples, and the stock kernel alone gave "Heap randomization test (PIE)"
 # 28 bits in one boot and 30 in another (the module does not place the
-# heap).  A layout that lost its randomisation shows 10 or more bits less.  The "Return
-# to function" results are not compared: where a smashed return lands
-# depends on the randomised addresses, and stock alone gave "Killed" in one
-# boot and nothing (the child exited) in another.
+# heap).  A layout that lost its randomisation shows 10 or more bits less.
+# The "Return to function" results are not compared: where a smashed return
+# lands depends on the randomised addresses, and stock alone gave "Killed"
+# in one boot and nothing (the child exited) in another.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/../guest/lib.sh
 . "$(dirname "$0")/../lib.sh"
