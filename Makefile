@@ -18,7 +18,8 @@
 # the module against that kernel, which has the mmap layout hook and KASAN,
 # lockdep, DEBUG_VM and kmemleak on, and boots it; KERNEL=stock (the default)
 # is Debian's kernel.  GUEST=trixie (or KERNEL=trixie) is Debian 13 and its
-# 6.12 kernel: so far "make image" and "make vm" (probes, no module: issue 10).
+# 6.12 kernel; the module is built for it in a trixie build root in the cache
+# (scripts/trixie-chroot: 6.12's build tools need trixie's C library).
 #
 # Everything built lives under $(FLEXMMAP_CACHE) (default ~/.cache/flexmmap),
 # never in this tree.
@@ -54,13 +55,6 @@ LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 .PHONY: all module probes benchprog selftests stage deps image vm check lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel check-all
 
 all: module probes benchprog selftests stage
-# The module does not build for 6.12 yet (docs/port-6.12.md): the trixie
-# guest boots with the probes only.
-ifeq ($(KERNEL),trixie)
-VM_PARTS := probes benchprog selftests stage
-else
-VM_PARTS := all
-endif
 
 deps:
 	@$(SRC)/scripts/deps
@@ -68,19 +62,24 @@ deps:
 ifeq ($(KERNEL),source)
 module: kernel
 endif
+# The sources are copied to $(KMOD): kbuild writes its objects beside them.
+# Trixie's 6.12 headers are used in the trixie build root.
 module:
-	@test "$(KERNEL)" != trixie || { \
-	  echo "flexmmap: the module does not build for Debian 13's 6.12 kernel yet" \
-	       "(issue 10; design in docs/port-6.12.md)" >&2; exit 1; }
+ifneq ($(KERNEL),trixie)
 	@test -f "$(KDIR)/Makefile" || { \
 	  echo "flexmmap: no kernel tree at $(KDIR) (KERNEL=stock: linux-headers-6.1.0-NN-amd64);" \
 	       "run 'make deps' or 'apt-get install linux-headers-amd64'" >&2; exit 1; }
-	@mkdir -p $(KMOD) $(OUT)
+endif
+	@mkdir -p $(KMOD)/module $(KMOD)/include $(OUT)
 	@cp -u $(SRC)/Kbuild $(KMOD)/Kbuild
-	@mkdir -p $(KMOD)/module $(KMOD)/include
 	@cp -u -r $(SRC)/module/. $(KMOD)/module/
 	@cp -u -r $(SRC)/include/. $(KMOD)/include/
+ifeq ($(KERNEL),trixie)
+	$(SRC)/scripts/trixie-chroot $(KMOD) -- sh -c \
+	  'make -C /usr/src/linux-headers-*-amd64 M=$(KMOD) W=1 modules'
+else
 	$(MAKE) -C $(KDIR) M=$(KMOD) W=1 modules
+endif
 	@cp $(KMOD)/flexmmap.ko $(OUT)/flexmmap.ko
 
 # linux-source-6.1 with patches/ and scripts/kernel.config, built in
@@ -129,7 +128,7 @@ image: deps
 	@$(SRC)/guest-image/build
 
 # make vm VM_ARGS="--share DIR --append hugepages=16"
-vm: deps $(VM_PARTS) image
+vm: deps all image
 	@$(SRC)/qemu/run $(VM_ARGS)
 
 # One boot on the instruction clock (qemu/run --icount); results in

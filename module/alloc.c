@@ -2,13 +2,15 @@
 /*
  * flexmmap: the two allocators.
  *
- * mm->get_unmapped_area points at one of four entry points below for every
- * process the module manages; there is no per-mmap hook.  Both directions
- * search the maple tree's gaps (mas_empty_area / mas_empty_area_rev), so
- * they stay O(log n) like the kernel's own vm_unmapped_area(), which is not
- * exported.  The rules follow arch/x86/kernel/sys_x86_64.c in 6.1, plus two
- * things 6.1 lacks: the search never goes below mmap_min_addr, and huge
- * pages follow the process's direction.
+ * On 6.1 mm->get_unmapped_area points at one of four entry points below
+ * for every process the module manages; there is no per-mmap hook.  On
+ * 6.10+ the kernel's allocators are redirected to fmm_gua_vmflags() for
+ * those processes (redirect.c).  Both directions search the maple tree's
+ * gaps (mas_empty_area / mas_empty_area_rev), so they stay O(log n) like
+ * the kernel's own vm_unmapped_area(), which is not exported.  The rules
+ * follow arch/x86/kernel/sys_x86_64.c (6.1, and 6.12's shadow stack gap and
+ * MAP_ABOVE4G), plus two things 6.1 lacks: the search never goes below
+ * mmap_min_addr, and huge pages follow the process's direction.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -22,16 +24,25 @@
 #include <linux/compat.h>
 #include "fmm.h"
 
+/*
+ * Mappings that keep a gap below them: stacks, and 6.12's shadow stacks
+ * (VM_NONE on 6.1, kapi.h).
+ */
+#define FMM_STARTGAP_FLAGS (VM_GROWSDOWN | VM_SHADOW_STACK)
+
 /* include/linux/mm.h's vm_start_gap()/vm_end_gap() use an unexported gap. */
 static unsigned long fmm_vm_start_gap(struct vm_area_struct *vma)
 {
 	unsigned long start = vma->vm_start;
+	unsigned long gap = 0;
 
-	if (vma->vm_flags & VM_GROWSDOWN) {
-		start -= fmm_stack_guard_gap();
-		if (start > vma->vm_start)
-			start = 0;
-	}
+	if (vma->vm_flags & VM_GROWSDOWN)
+		gap = fmm_stack_guard_gap();
+	else if (vma->vm_flags & VM_SHADOW_STACK)
+		gap = PAGE_SIZE;
+	start -= gap;
+	if (start > vma->vm_start)
+		start = 0;
 	return start;
 }
 
@@ -47,13 +58,17 @@ static unsigned long fmm_vm_end_gap(struct vm_area_struct *vma)
 	return end;
 }
 
-/* A search: [low, high) to look in, and the alignment wanted. */
+/*
+ * A search: [low, high) to look in, the alignment wanted, and the free
+ * space to keep below the result (a page below a new shadow stack).
+ */
 struct fmm_search {
 	unsigned long length;
 	unsigned long low;
 	unsigned long high;
 	unsigned long align_mask;
 	unsigned long align_offset;
+	unsigned long start_gap;
 };
 
 /* mm/mmap.c: unmapped_area(), lowest fit first.  Caller holds mmap_lock. */
@@ -65,17 +80,17 @@ static unsigned long fmm_search_up(const struct fmm_search *s)
 	MA_STATE(mas, &current->mm->mm_mt, 0, 0);
 
 	/* Worst-case alignment overhead. */
-	length = s->length + s->align_mask;
+	length = s->length + s->align_mask + s->start_gap;
 	if (length < s->length || s->high <= low)
 		return -ENOMEM;
 retry:
 	if (mas_empty_area(&mas, low, s->high - 1, length))
 		return -ENOMEM;
 
-	gap = mas.index;
+	gap = mas.index + s->start_gap;
 	gap += (s->align_offset - gap) & s->align_mask;
 	tmp = mas_next(&mas, ULONG_MAX);
-	if (tmp && (tmp->vm_flags & VM_GROWSDOWN)) {
+	if (tmp && (tmp->vm_flags & FMM_STARTGAP_FLAGS)) {
 		if (fmm_vm_start_gap(tmp) < gap + length - 1) {
 			low = tmp->vm_end;
 			mas_reset(&mas);
@@ -105,7 +120,7 @@ static unsigned long fmm_search_down(const struct fmm_search *s)
 
 	MA_STATE(mas, &current->mm->mm_mt, 0, 0);
 
-	length = s->length + s->align_mask;
+	length = s->length + s->align_mask + s->start_gap;
 	if (length < s->length)
 		return -ENOMEM;
 retry:
@@ -116,7 +131,7 @@ retry:
 	gap -= (gap - s->align_offset) & s->align_mask;
 	gap_end = mas.last;
 	tmp = mas_next(&mas, ULONG_MAX);
-	if (tmp && (tmp->vm_flags & VM_GROWSDOWN)) {
+	if (tmp && (tmp->vm_flags & FMM_STARTGAP_FLAGS)) {
 		if (fmm_vm_start_gap(tmp) <= gap_end) {
 			high = fmm_vm_start_gap(tmp);
 			mas_reset(&mas);
@@ -170,12 +185,14 @@ static void fmm_bottomup_range(unsigned long addr, unsigned long flags,
  */
 static unsigned long fmm_bottomup(unsigned long addr, unsigned long len,
 				  unsigned long flags, unsigned long align_mask,
-				  unsigned long align_offset, bool try_hint)
+				  unsigned long align_offset,
+				  unsigned long start_gap, bool try_hint)
 {
 	struct fmm_search s = {
 		.length = len,
 		.align_mask = align_mask,
 		.align_offset = align_offset,
+		.start_gap = start_gap,
 	};
 
 	fmm_bottomup_range(addr, flags, &s.low, &s.high);
@@ -191,13 +208,15 @@ static unsigned long fmm_bottomup(unsigned long addr, unsigned long len,
 
 static unsigned long fmm_topdown(unsigned long addr0, unsigned long len,
 				 unsigned long flags, unsigned long align_mask,
-				 unsigned long align_offset, bool try_hint)
+				 unsigned long align_offset,
+				 unsigned long start_gap, bool try_hint)
 {
 	struct fmm_search s = {
 		.length = len,
 		.low = PAGE_SIZE,
 		.align_mask = align_mask,
 		.align_offset = align_offset,
+		.start_gap = start_gap,
 	};
 	unsigned long addr = addr0;
 
@@ -206,6 +225,9 @@ static unsigned long fmm_topdown(unsigned long addr0, unsigned long len,
 	/* MAP_32BIT wants the low 2 GiB: that search is always bottom-up. */
 	if (!in_32bit_syscall() && (flags & MAP_32BIT))
 		goto bottomup;
+	/* 6.12: MAP_ABOVE4G (0 on 6.1, kapi.h) keeps the low 4 GiB free. */
+	if (!in_32bit_syscall() && (flags & MAP_ABOVE4G))
+		s.low = SZ_4G;
 
 	if (addr && try_hint) {
 		addr &= PAGE_MASK;
@@ -223,17 +245,24 @@ static unsigned long fmm_topdown(unsigned long addr0, unsigned long len,
 bottomup:
 	/*
 	 * A failed mmap() very likely kills the application; fall back to
-	 * the bottom-up search, as the kernel and the parisc port do.
+	 * the bottom-up search, as the kernel and the parisc port do (6.12's
+	 * without the shadow stack gap).
 	 */
-	return fmm_bottomup(addr0, len, flags, align_mask, align_offset,
+	return fmm_bottomup(addr0, len, flags, align_mask, align_offset, 0,
 			    try_hint);
 }
 
-/* The part every entry point shares: MAP_FIXED and file alignment. */
+/*
+ * The part every entry point shares: MAP_FIXED and file alignment.
+ * @vm_flags: the new mapping's, on 6.10+ (0 on 6.1)
+ */
 static unsigned long fmm_gua(struct file *filp, unsigned long addr,
 			     unsigned long len, unsigned long pgoff,
-			     unsigned long flags, bool topdown)
+			     unsigned long flags, vm_flags_t vm_flags,
+			     bool topdown)
 {
+	unsigned long start_gap = vm_flags & VM_SHADOW_STACK ? PAGE_SIZE : 0;
+
 	unsigned long align_mask = 0, align_offset = pgoff << PAGE_SHIFT;
 
 	if (len > TASK_SIZE)
@@ -247,8 +276,9 @@ static unsigned long fmm_gua(struct file *filp, unsigned long addr,
 	}
 	if (topdown)
 		return fmm_topdown(addr, len, flags, align_mask, align_offset,
-				   true);
-	return fmm_bottomup(addr, len, flags, align_mask, align_offset, true);
+				   start_gap, true);
+	return fmm_bottomup(addr, len, flags, align_mask, align_offset,
+			    start_gap, true);
 }
 
 /*
@@ -260,7 +290,7 @@ noinline unsigned long
 fmm_gua_legacy_forced(struct file *filp, unsigned long addr, unsigned long len,
 		      unsigned long pgoff, unsigned long flags)
 {
-	return fmm_gua(filp, addr, len, pgoff, flags, false);
+	return fmm_gua(filp, addr, len, pgoff, flags, 0, false);
 }
 
 noinline unsigned long
@@ -268,14 +298,14 @@ fmm_gua_legacy_auto(struct file *filp, unsigned long addr, unsigned long len,
 		    unsigned long pgoff, unsigned long flags)
 {
 	barrier();
-	return fmm_gua(filp, addr, len, pgoff, flags, false);
+	return fmm_gua(filp, addr, len, pgoff, flags, 0, false);
 }
 
 noinline unsigned long
 fmm_gua_topdown_forced(struct file *filp, unsigned long addr, unsigned long len,
 		       unsigned long pgoff, unsigned long flags)
 {
-	return fmm_gua(filp, addr, len, pgoff, flags, true);
+	return fmm_gua(filp, addr, len, pgoff, flags, 0, true);
 }
 
 noinline unsigned long
@@ -283,7 +313,20 @@ fmm_gua_topdown_auto(struct file *filp, unsigned long addr, unsigned long len,
 		     unsigned long pgoff, unsigned long flags)
 {
 	barrier();
-	return fmm_gua(filp, addr, len, pgoff, flags, true);
+	return fmm_gua(filp, addr, len, pgoff, flags, 0, true);
+}
+
+/*
+ * On 6.10+, the kernel's two allocators redirected for a module mm on
+ * allocator @a (redirect.c): one entry point, the mm's record says why.
+ */
+unsigned long fmm_gua_vmflags(enum fmm_alloc a, struct file *filp,
+			      unsigned long addr, unsigned long len,
+			      unsigned long pgoff, unsigned long flags,
+			      vm_flags_t vm_flags)
+{
+	return fmm_gua(filp, addr, len, pgoff, flags, vm_flags,
+		       !fmm_alloc_is_bottomup(a));
 }
 
 /*
@@ -318,7 +361,7 @@ unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
 			return addr;
 	}
 	if (fmm_alloc_is_bottomup(a))
-		return fmm_bottomup(addr, len, flags, ~hmask & PAGE_MASK, 0,
+		return fmm_bottomup(addr, len, flags, ~hmask & PAGE_MASK, 0, 0,
 				    false);
-	return fmm_topdown(addr, len, flags, ~hmask & PAGE_MASK, 0, false);
+	return fmm_topdown(addr, len, flags, ~hmask & PAGE_MASK, 0, 0, false);
 }

@@ -90,8 +90,9 @@ static int fmm_retarget_refused(int nr, int err, const char *why)
  * allocator for its future mmaps (see fmm_retarget()).  One whole write per
  * request; the reason for a refusal goes to the kernel log as well as errno.
  */
-static int fmm_retarget_sysctl(struct ctl_table *table, int write, void *buffer,
-			       size_t *lenp, loff_t *ppos)
+static int fmm_retarget_sysctl(FMM_CTL_CONST struct ctl_table *table,
+			       int write, void *buffer, size_t *lenp,
+			       loff_t *ppos)
 {
 	char mode_str[16], extra;
 	int nr, mode, n, ret;
@@ -152,7 +153,7 @@ static struct ctl_table fmm_sysctls[] = {
 		.mode = 0200,
 		.proc_handler = fmm_retarget_sysctl,
 	},
-	{}
+	FMM_SYSCTL_END
 };
 
 static struct ctl_table_header *fmm_sysctl_header;
@@ -258,6 +259,26 @@ static int fmm_tasks_show(struct seq_file *m, void *v)
 	fmm_walk_mms(fmm_task_line, m);
 	return 0;
 }
+
+#ifdef FMM_UNTRACKED
+static void fmm_count_mm(struct task_struct *t, void *arg)
+{
+	if (fmm_alloc_is_module(fmm_mm_alloc(t->mm)))
+		(*(unsigned long *)arg)++;
+}
+
+/*
+ * The processes on our allocators now.  Nothing tracks them (exit is not
+ * hooked), so count them.
+ */
+unsigned long fmm_track_count(void)
+{
+	unsigned long n = 0;
+
+	fmm_walk_mms(fmm_count_mm, &n);
+	return n;
+}
+#endif
 
 int fmm_control_init(void)
 {

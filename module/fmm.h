@@ -3,12 +3,13 @@
  * flexmmap: declarations shared between the module's files.
  *
  * main.c    init and exit, installing kprobe tables
- * kprobes.c the layout hooks on a stock kernel, and the unload sequence
- * hook.c    the same through the mmap layout hook of a patched kernel
- * kapi.c    the only file that knows kernel-version details (6.1 now)
+ * kprobes.c the layout hooks on a stock 6.1 kernel, and the unload sequence
+ * hook.c    the same through the mmap layout hook of a patched 6.1 kernel
+ * redirect.c the same on 6.10+ (Debian 13's 6.12): an ftrace redirect
+ * kapi.c    the only file that knows kernel-version details (with kapi.h)
  * policy.c  which layout an exec gets, and the bases it starts from
  * alloc.c   the bottom-up and top-down allocators, hugetlb placement
- * track.c   the set of mms on our allocators; fork, exit and unload
+ * track.c   the set of mms on our allocators; fork, exit and unload (6.1)
  * nx.c      the NX policy, vm.flexmmap_nx, and its W^X hooks
  * control.c sysctls, module parameters and /proc/flexmmap
  */
@@ -18,6 +19,7 @@
 #include <linux/mm_types.h>
 #include <linux/kprobes.h>
 #include <linux/atomic.h>
+#include "kapi.h"
 
 struct seq_file;
 #include "../include/flexmmap.h"
@@ -41,9 +43,10 @@ struct seq_file;
  * @FMM_ALLOC_TOPDOWN_FORCED: ours, top-down, chosen by layout 2
  * @FMM_ALLOC_TOPDOWN_AUTO: ours, top-down, chosen by the 2004 policy
  *
- * The mm records the mode applied at exec in the pointer itself: each
- * (direction, reason) pair has its own entry point, so no per-mm storage
- * is needed to answer "what did the module do to this process".
+ * On 6.1 the mm records the mode applied at exec in the pointer itself:
+ * each (direction, reason) pair has its own entry point, so no per-mm
+ * storage is needed to answer "what did the module do to this process".
+ * On 6.10+ the same value is kept in mm->flags (kapi.c).
  */
 enum fmm_alloc {
 	FMM_ALLOC_OTHER,
@@ -152,6 +155,11 @@ void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
 		      const struct rlimit *rlim_stack);
 void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
 			   const struct rlimit *rlim_stack, bool randomize);
+void fmm_mm_exec_reset(struct mm_struct *mm);
+#ifdef FMM_KAPI_MMF
+bool fmm_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
+unsigned long fmm_kernel_gua_addr(bool topdown);
+#endif
 
 /* alloc.c */
 unsigned long fmm_gua_legacy_forced(struct file *filp, unsigned long addr,
@@ -166,6 +174,10 @@ unsigned long fmm_gua_topdown_forced(struct file *filp, unsigned long addr,
 unsigned long fmm_gua_topdown_auto(struct file *filp, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
 				   unsigned long flags);
+unsigned long fmm_gua_vmflags(enum fmm_alloc a, struct file *filp,
+			      unsigned long addr, unsigned long len,
+			      unsigned long pgoff, unsigned long flags,
+			      vm_flags_t vm_flags);
 unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
 					    unsigned long addr,
 					    unsigned long len,
@@ -175,19 +187,24 @@ unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
 /* policy.c */
 struct linux_binprm;
 void fmm_exec(struct linux_binprm *bprm, int *executable_stack);
+int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs);
 int fmm_retarget(pid_t nr, int layout);
 
-/* kprobes.c on a stock kernel, hook.c with the layout hook */
+/* kprobes.c on a stock 6.1 kernel, hook.c with the layout hook, redirect.c on 6.10+ */
 int fmm_layout_hooks_install(void);
 void fmm_layout_hooks_remove(void);
 void fmm_layout_hooks_show(struct seq_file *m);
 unsigned long fmm_track_count(void);
 
-#ifdef FMM_HAVE_LAYOUT_HOOK
+#if defined(FMM_HAVE_LAYOUT_HOOK) || defined(FMM_KAPI_MMF)
 /*
- * The kernel's trampoline keeps every mm away from our text once we are
- * unregistered: there is nothing to track and nothing to drain.
+ * No mm can point at our text once we are unregistered (the kernel's
+ * trampoline with the layout hook; on 6.10+ no mm holds a pointer at all):
+ * there is nothing to track and nothing to drain.  fmm_track_count()
+ * counts the module mms by walking them (control.c).
  */
+#define FMM_UNTRACKED
+
 static inline bool fmm_track_add(struct mm_struct *mm)
 {
 	return true;
@@ -218,8 +235,8 @@ void fmm_track_drain(void);
 struct ctl_table;
 void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack);
 void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
-int fmm_nx_sysctl(struct ctl_table *table, int write, void *buffer,
-		  size_t *lenp, loff_t *ppos);
+int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
+		  void *buffer, size_t *lenp, loff_t *ppos);
 const char *fmm_nx_name(int mode);
 bool fmm_nx_wx_armed(void);
 void fmm_nx_hooks_show(struct seq_file *m);

@@ -56,21 +56,3 @@ void fmm_layout_hooks_show(struct seq_file *m)
 	/* A call from setup_arg_pages() cannot be missed, unlike a probe hit. */
 	seq_puts(m, "missed_setup_arg_pages 0\n");
 }
-
-static void fmm_count_mm(struct task_struct *t, void *arg)
-{
-	if (fmm_alloc_is_module(fmm_mm_alloc(t->mm)))
-		(*(unsigned long *)arg)++;
-}
-
-/*
- * The processes on our allocators now.  Nothing tracks them (exit is not
- * hooked), so count them.
- */
-unsigned long fmm_track_count(void)
-{
-	unsigned long n = 0;
-
-	fmm_walk_mms(fmm_count_mm, &n);
-	return n;
-}

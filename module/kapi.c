@@ -2,14 +2,19 @@
 /*
  * flexmmap: the kernel-version layer.
  *
- * Everything that depends on how this kernel (Debian's 6.1) stores the
- * layout lives here: the per-mm get_unmapped_area pointer, the four bases,
- * the NX mode of a process's exec (with the W^X mark), and the symbols the
- * kernel does not export (found through kallsyms at load time).  A kernel
- * built with patches/ (CONFIG_MMAP_LAYOUT) exports them, and its mms point
- * at the kernel's trampoline rather than at us, with our allocator in
- * mm->mmap_layout.  A port to a kernel without mm->get_unmapped_area (6.10+)
- * changes this file and leaves the policy and the allocators alone.
+ * Everything that depends on how the kernel stores the layout lives here:
+ * which allocator an mm is on, the four bases, the NX mode of a process's
+ * exec (with the W^X mark), and the symbols the kernel does not export
+ * (found through kallsyms at load time).  Three variants (kapi.h):
+ * - 6.1 stock (FMM_KAPI_PTR): the per-mm get_unmapped_area pointer points
+ *   at the kernel's allocators or at ours; the NX mode is in mm->flags.
+ * - 6.1 built with patches/ (CONFIG_MMAP_LAYOUT): the kernel exports what
+ *   we need, and its mms point at the kernel's trampoline rather than at
+ *   us, with our allocator in mm->mmap_layout.
+ * - 6.10+ (FMM_KAPI_MMF, Debian 13's 6.12): no pointer; MMF_TOPDOWN gives
+ *   the kernel's direction and our record is in the high bits of
+ *   mm->flags.
+ * The policy and the allocators above are the same for all three.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -29,6 +34,7 @@
 #include <linux/mmap_layout.h>
 #endif
 
+#ifdef FMM_KAPI_PTR
 typedef unsigned long (*fmm_gua_t)(struct file *filp, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
 				   unsigned long flags);
@@ -48,6 +54,7 @@ static fmm_gua_t fmm_allocs[] = {
 	[FMM_ALLOC_TOPDOWN_FORCED] = fmm_gua_topdown_forced,
 	[FMM_ALLOC_TOPDOWN_AUTO] = fmm_gua_topdown_auto,
 };
+#endif
 
 #ifdef FMM_HAVE_LAYOUT_HOOK
 /*
@@ -151,6 +158,11 @@ unsigned long fmm_hugetlb_gua_addr(void)
 {
 	return 0;
 }
+
+/* Exec starts from a new mm, whose mm->mmap_layout is 0. */
+void fmm_mm_exec_reset(struct mm_struct *mm)
+{
+}
 #else /* !FMM_HAVE_LAYOUT_HOOK */
 static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
 
@@ -158,16 +170,13 @@ static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
 static unsigned long *fmm_k_stack_guard_gap;
 static unsigned long *fmm_k_mmap_min_addr;
 static struct va_alignment *fmm_k_va_align; /* optional */
+#ifdef FMM_KAPI_PTR
 static unsigned long fmm_k_hugetlb_gua;
-
-/*
- * The vm.flexmmap_nx mode of a process's exec (3: the W^X mark), in the top
- * two bits of mm->flags.  6.1 uses bits 0-27; MMF_INIT_MASK does not include
- * these, so mm_init() clears them for every new mm and the fork probe copies
- * them (nx.c).
- */
-#define FMM_MMF_NX_LO (BITS_PER_LONG - 2)
-#define FMM_MMF_NX_HI (BITS_PER_LONG - 1)
+#else
+/* arch_get_unmapped_area() and arch_get_unmapped_area_topdown() */
+static unsigned long fmm_k_gua[2];
+static int fmm_mmf_init(void);
+#endif
 
 /*
  * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
@@ -207,6 +216,7 @@ int fmm_kapi_init(void)
 	if (ret)
 		return ret;
 
+#ifdef FMM_KAPI_PTR
 	ret = fmm_lookup("arch_get_unmapped_area", &a);
 	if (ret)
 		return ret;
@@ -215,6 +225,20 @@ int fmm_kapi_init(void)
 	if (ret)
 		return ret;
 	fmm_allocs[FMM_ALLOC_KERNEL_TOPDOWN] = (fmm_gua_t)a;
+	ret = fmm_lookup("hugetlb_get_unmapped_area", &fmm_k_hugetlb_gua);
+	if (ret)
+		return ret;
+#else
+	ret = fmm_mmf_init();
+	if (ret)
+		return ret;
+	ret = fmm_lookup("arch_get_unmapped_area", &fmm_k_gua[0]);
+	if (ret)
+		return ret;
+	ret = fmm_lookup("arch_get_unmapped_area_topdown", &fmm_k_gua[1]);
+	if (ret)
+		return ret;
+#endif
 	ret = fmm_lookup("stack_guard_gap", &a);
 	if (ret)
 		return ret;
@@ -223,15 +247,24 @@ int fmm_kapi_init(void)
 	if (ret)
 		return ret;
 	fmm_k_mmap_min_addr = (unsigned long *)a;
-	ret = fmm_lookup("hugetlb_get_unmapped_area", &fmm_k_hugetlb_gua);
-	if (ret)
-		return ret;
 	/* Only AMD family 15h uses it; without it we simply do not align. */
 	fmm_k_va_align =
 		(struct va_alignment *)fmm_kallsyms_lookup_name("va_align");
 	return 0;
 }
 
+unsigned long fmm_stack_guard_gap(void)
+{
+	return READ_ONCE(*fmm_k_stack_guard_gap);
+}
+
+/* The lowest address an allocator may hand out. */
+unsigned long fmm_mmap_min_addr(void)
+{
+	return max(PAGE_ALIGN(READ_ONCE(*fmm_k_mmap_min_addr)), PAGE_SIZE);
+}
+
+#ifdef FMM_KAPI_PTR
 /*
  * The mm's allocator, read without the mmap lock: a stale answer is fine
  * for reporting, and callers that act on it hold the lock.
@@ -258,21 +291,19 @@ void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a)
 	WRITE_ONCE(mm->get_unmapped_area, fmm_allocs[a]);
 }
 
-unsigned long fmm_stack_guard_gap(void)
-{
-	return READ_ONCE(*fmm_k_stack_guard_gap);
-}
-
-/* The lowest address an allocator may hand out. */
-unsigned long fmm_mmap_min_addr(void)
-{
-	return max(PAGE_ALIGN(READ_ONCE(*fmm_k_mmap_min_addr)), PAGE_SIZE);
-}
-
 unsigned long fmm_hugetlb_gua_addr(void)
 {
 	return fmm_k_hugetlb_gua;
 }
+
+/*
+ * The vm.flexmmap_nx mode of a process's exec (3: the W^X mark), in the top
+ * two bits of mm->flags.  6.1 uses bits 0-27; MMF_INIT_MASK does not include
+ * these, so mm_init() clears them for every new mm and the fork probe copies
+ * them (nx.c).
+ */
+#define FMM_MMF_NX_LO (BITS_PER_LONG - 2)
+#define FMM_MMF_NX_HI (BITS_PER_LONG - 1)
 
 int fmm_mm_nx(struct mm_struct *mm)
 {
@@ -287,6 +318,181 @@ void fmm_mm_set_nx(struct mm_struct *mm, int mode)
 	assign_bit(FMM_MMF_NX_LO, &mm->flags, mode & 1);
 	assign_bit(FMM_MMF_NX_HI, &mm->flags, mode & 2);
 }
+
+/* Exec starts from a new mm: mm_init() has cleared the NX bits. */
+void fmm_mm_exec_reset(struct mm_struct *mm)
+{
+}
+#else /* FMM_KAPI_MMF */
+/*
+ * The record of a module mm, in the bits of mm->flags that 6.12 does not
+ * use (it has bits 0-31, MMF_TOPDOWN is 31):
+ *
+ *	bits 32-34	the enum fmm_alloc (0: none)
+ *	bits 35-36	the vm.flexmmap_nx mode of the exec (3: the W^X mark)
+ *	bits 37-63	this load of the module (random, non-zero)
+ *
+ * MMF_INIT_MASK keeps these bits (its MMF_TOPDOWN_MASK, 1 << 31, is a
+ * negative int that sign-extends), so mm_init() copies them into every
+ * child and into the new mm of an exec: fmm_mm_exec_reset() clears them
+ * there, and the fork probe copies the parent's under its mmap lock in
+ * case a later kernel stops keeping them.  A record of another load counts
+ * as none, so what an unloaded module leaves behind is never read.
+ * MMF_TOPDOWN is kept equal to the module allocator's direction: when a
+ * redirect is missed, or after unload, the kernel's allocator of the same
+ * direction serves the mm from the bases the module set.
+ */
+#define FMM_REC_SHIFT 32
+#define FMM_REC_MASK (~0UL << FMM_REC_SHIFT)
+#define FMM_REC_ALLOC_SHIFT 32
+#define FMM_REC_ALLOC_MASK (7UL << FMM_REC_ALLOC_SHIFT)
+#define FMM_REC_NX_SHIFT 35
+#define FMM_REC_NX_MASK (3UL << FMM_REC_NX_SHIFT)
+#define FMM_REC_LOAD_SHIFT 37
+#define FMM_REC_LOAD_MASK (~0UL << FMM_REC_LOAD_SHIFT)
+
+static unsigned long fmm_load;
+
+static int fmm_mmf_init(void)
+{
+	BUILD_BUG_ON(MMF_TOPDOWN >= FMM_REC_SHIFT);
+	BUILD_BUG_ON(FMM_ALLOC_TOPDOWN_AUTO >
+		     FMM_REC_ALLOC_MASK >> FMM_REC_ALLOC_SHIFT);
+	fmm_load = ((unsigned long)get_random_u32() | 1) << FMM_REC_LOAD_SHIFT;
+	return 0;
+}
+
+/* The mm's record, 0 unless this load wrote it. */
+static unsigned long fmm_rec(struct mm_struct *mm)
+{
+	unsigned long rec = READ_ONCE(mm->flags) & FMM_REC_MASK;
+
+	return (rec & FMM_REC_LOAD_MASK) == fmm_load ? rec : 0;
+}
+
+/*
+ * Set the record's @mask bits to @bits, and MMF_TOPDOWN to @topdown
+ * unless it is negative, in one atomic update: the kernel changes other
+ * bits of mm->flags concurrently.  A record of another load starts empty.
+ */
+static void fmm_rec_update(struct mm_struct *mm, unsigned long mask,
+			   unsigned long bits, int topdown)
+{
+	unsigned long old = READ_ONCE(mm->flags), new, rec;
+
+	do {
+		rec = old & FMM_REC_MASK;
+		if ((rec & FMM_REC_LOAD_MASK) != fmm_load)
+			rec = 0;
+		rec = (rec & ~mask) | (bits & mask) | fmm_load;
+		new = (old & ~FMM_REC_MASK) | rec;
+		if (topdown > 0)
+			new |= BIT(MMF_TOPDOWN);
+		else if (!topdown)
+			new &= ~BIT(MMF_TOPDOWN);
+	} while (!try_cmpxchg(&mm->flags, &old, new));
+}
+
+/*
+ * The mm's allocator, read without the mmap lock: a stale answer is fine
+ * for reporting, and callers that act on it hold the lock.  Never
+ * FMM_ALLOC_OTHER here: without a pointer nobody else can own the mm.
+ */
+enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm)
+{
+	enum fmm_alloc a = (fmm_rec(mm) & FMM_REC_ALLOC_MASK) >>
+			   FMM_REC_ALLOC_SHIFT;
+
+	if (fmm_alloc_is_module(a) && a <= FMM_ALLOC_TOPDOWN_AUTO)
+		return a;
+	return test_bit(MMF_TOPDOWN, &mm->flags) ? FMM_ALLOC_KERNEL_TOPDOWN :
+						   FMM_ALLOC_KERNEL_BOTTOMUP;
+}
+
+/*
+ * Put @mm on allocator @a.  Callers hold the mm's mmap lock for writing or
+ * own the mm alone (exec, a fork before the child can run).
+ */
+void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a)
+{
+	unsigned long bits = 0;
+
+	if (a == FMM_ALLOC_OTHER || a > FMM_ALLOC_TOPDOWN_AUTO)
+		return;
+	if (fmm_alloc_is_module(a))
+		bits = (unsigned long)a << FMM_REC_ALLOC_SHIFT;
+	fmm_rec_update(mm, FMM_REC_ALLOC_MASK, bits,
+		       !fmm_alloc_is_bottomup(a));
+}
+
+int fmm_mm_nx(struct mm_struct *mm)
+{
+	return (fmm_rec(mm) & FMM_REC_NX_MASK) >> FMM_REC_NX_SHIFT;
+}
+
+void fmm_mm_set_nx(struct mm_struct *mm, int mode)
+{
+	fmm_rec_update(mm, FMM_REC_NX_MASK,
+		       (unsigned long)mode << FMM_REC_NX_SHIFT, -1);
+}
+
+/* The new mm of an exec carries the old image's record: drop it. */
+void fmm_mm_exec_reset(struct mm_struct *mm)
+{
+	unsigned long old = READ_ONCE(mm->flags);
+
+	while (!try_cmpxchg(&mm->flags, &old, old & ~FMM_REC_MASK))
+		;
+}
+
+/*
+ * From the fork probe, under @oldmm's mmap lock, before the child can run:
+ * give @newmm the parent's record, direction and bases as they are now
+ * (dup_mm() copied them before that lock was taken, so a retarget may have
+ * changed them since).  Return whether the child had to change.
+ */
+bool fmm_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
+{
+	unsigned long want = READ_ONCE(oldmm->flags) &
+			     (FMM_REC_MASK | BIT(MMF_TOPDOWN));
+	unsigned long old = READ_ONCE(newmm->flags), new;
+	bool changed = false;
+
+	do {
+		new = (old & ~(FMM_REC_MASK | BIT(MMF_TOPDOWN))) | want;
+		if (new == old)
+			break;
+		changed = true;
+	} while (!try_cmpxchg(&newmm->flags, &old, new));
+	if (newmm->mmap_base != oldmm->mmap_base ||
+	    newmm->mmap_legacy_base != oldmm->mmap_legacy_base) {
+		newmm->mmap_base = oldmm->mmap_base;
+		newmm->mmap_legacy_base = oldmm->mmap_legacy_base;
+		changed = true;
+	}
+#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
+	if (newmm->mmap_compat_base != oldmm->mmap_compat_base ||
+	    newmm->mmap_compat_legacy_base != oldmm->mmap_compat_legacy_base) {
+		newmm->mmap_compat_base = oldmm->mmap_compat_base;
+		newmm->mmap_compat_legacy_base = oldmm->mmap_compat_legacy_base;
+		changed = true;
+	}
+#endif
+	return changed;
+}
+
+/* The kernel's allocator of a direction, for the ftrace redirect. */
+unsigned long fmm_kernel_gua_addr(bool topdown)
+{
+	return fmm_k_gua[topdown];
+}
+
+/* The kernel places huge pages itself, by MMF_TOPDOWN and our bases. */
+unsigned long fmm_hugetlb_gua_addr(void)
+{
+	return 0;
+}
+#endif /* FMM_KAPI_PTR */
 #endif /* FMM_HAVE_LAYOUT_HOOK */
 
 /* arch/x86/kernel/sys_x86_64.c: get_align_mask() and get_align_bits(). */
@@ -306,6 +512,7 @@ unsigned long fmm_align_bits(void)
 	return fmm_k_va_align ? fmm_k_va_align->bits & fmm_align_mask() : 0;
 }
 
+#ifdef FMM_KAPI_PTR
 /*
  * The allocator of current->mm, for the kernel's trampoline (hook.c).  An mm
  * the trampoline brings us is attached, so it is on one of ours or, left
@@ -321,6 +528,7 @@ unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
 		a = FMM_ALLOC_KERNEL_TOPDOWN;
 	return fmm_allocs[a](filp, addr, len, pgoff, flags);
 }
+#endif
 
 /* arch/x86/mm/mmap.c: mmap_address_hint_valid(), not exported. */
 bool fmm_hint_valid(unsigned long addr, unsigned long len)

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * flexmmap: the layout hooks on a stock kernel, with kprobes.
+ * flexmmap: the layout hooks on a stock 6.1 kernel, with kprobes.
  *
- * setup_arg_pages() gives policy.c each exec; mm_init(), uprobe_dup_mmap()
- * and exit_mmap() let track.c follow every mm that points at module text;
- * hugetlb_get_unmapped_area() is redirected so huge pages follow the
- * module's direction.  A kernel built with patches/ needs none of them
- * (hook.c is built instead).
+ * setup_arg_pages() gives policy.c each exec (fmm_exec_pre()); mm_init(),
+ * uprobe_dup_mmap() and exit_mmap() let track.c follow every mm that points
+ * at module text; hugetlb_get_unmapped_area() is redirected so huge pages
+ * follow the module's direction.  A kernel built with patches/ needs none
+ * of them (hook.c is built instead), nor does 6.10+ (redirect.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -14,22 +14,6 @@
 #include <linux/kprobes.h>
 #include <linux/sched.h>
 #include "fmm.h"
-
-/* setup_arg_pages(bprm, stack_top, executable_stack) */
-static int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct linux_binprm *bprm = (void *)regs_get_kernel_argument(regs, 0);
-	int executable_stack = (int)regs_get_kernel_argument(regs, 2);
-	int asked = executable_stack;
-
-	fmm_exec(bprm, &executable_stack);
-	/* The NX policy may refuse what the binary asked: the third argument. */
-	if (executable_stack != asked)
-		regs->dx = executable_stack;
-	return 0;
-}
-
-NOKPROBE_SYMBOL(fmm_exec_pre);
 
 /*
  * Redirect hugetlb_get_unmapped_area() to ours for module mms only; other

@@ -362,8 +362,8 @@ static int fmm_nx_set(int mode)
 	return ret;
 }
 
-int fmm_nx_sysctl(struct ctl_table *table, int write, void *buffer,
-		  size_t *lenp, loff_t *ppos)
+int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
+		  void *buffer, size_t *lenp, loff_t *ppos)
 {
 	struct ctl_table t = *table;
 	int mode = READ_ONCE(fmm_nx);

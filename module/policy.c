@@ -45,6 +45,9 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 	int asked = *executable_stack;
 	enum fmm_alloc kernel, want;
 
+	/* On 6.10+ the record of the previous image survives exec. */
+	if (mm)
+		fmm_mm_exec_reset(mm);
 	/* May change *executable_stack: what the binary asked is read already. */
 	fmm_nx_exec(bprm, executable_stack);
 	if (layout == FLEXMMAP_LAYOUT_KERNEL || !mm) {
@@ -94,6 +97,25 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 }
 
 NOKPROBE_SYMBOL(fmm_exec);
+
+/*
+ * The kprobe pre-handler on setup_arg_pages(bprm, stack_top,
+ * executable_stack) of a stock kernel (kprobes.c, redirect.c).
+ */
+int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct linux_binprm *bprm = (void *)regs_get_kernel_argument(regs, 0);
+	int executable_stack = (int)regs_get_kernel_argument(regs, 2);
+	int asked = executable_stack;
+
+	fmm_exec(bprm, &executable_stack);
+	/* The NX policy may refuse what the binary asked: the third argument. */
+	if (executable_stack != asked)
+		regs->dx = executable_stack;
+	return 0;
+}
+
+NOKPROBE_SYMBOL(fmm_exec_pre);
 
 /**
  * fmm_retarget - switch a running process's allocator for its future mmaps

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * flexmmap: the kernel-version switches.  This header and kapi.c are the
+ * only places that test LINUX_VERSION_CODE; everything else asks them.
+ *
+ * FMM_KAPI_PTR	6.1 (Debian 12): struct mm_struct has a get_unmapped_area
+ *		pointer; the module points module mms at its allocators
+ *		(kprobes.c and track.c, or hook.c with patches/).
+ * FMM_KAPI_MMF	6.10 and later (Debian 13's 6.12): the pointer is gone, the
+ *		kernel tests MMF_TOPDOWN; the module keeps its record in
+ *		mm->flags and redirects the kernel's two allocators for
+ *		module mms with ftrace (redirect.c).
+ */
+#ifndef _FMM_KAPI_H
+#define _FMM_KAPI_H
+
+#include <linux/version.h>
+#include <linux/mman.h>
+#include <linux/mm.h>
+
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define FMM_KAPI_MMF
+#else
+#define FMM_KAPI_PTR
+#endif
+
+/*
+ * Since 6.11 sysctl handlers take a const table, and register_sysctl()
+ * sizes the table with ARRAY_SIZE() and rejects an empty entry.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
+#define FMM_CTL_CONST const
+#define FMM_SYSCTL_END
+#else
+#define FMM_CTL_CONST
+#define FMM_SYSCTL_END {}
+#endif
+
+/* 6.1 has neither: both are then flags no mapping carries. */
+#ifndef MAP_ABOVE4G
+#define MAP_ABOVE4G 0
+#endif
+#ifndef VM_SHADOW_STACK
+#define VM_SHADOW_STACK VM_NONE
+#endif
+
+#endif /* _FMM_KAPI_H */

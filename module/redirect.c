@@ -1,0 +1,169 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flexmmap: the layout hooks on 6.10 and later (Debian 13's 6.12).
+ *
+ * These kernels have no mm->get_unmapped_area: every placement (mmap,
+ * mremap, shmem, THP, the vDSO, drivers) ends in
+ * arch_get_unmapped_area_topdown() or arch_get_unmapped_area(), chosen by
+ * MMF_TOPDOWN.  One ftrace ops with IPMODIFY on both, as livepatch does it,
+ * sends the calls made for a module mm to fmm_gua_redirect(); every other
+ * process runs the kernel's functions.  The mm's record is in mm->flags
+ * (kapi.c), and MMF_TOPDOWN follows the module's direction, so the kernel
+ * places huge pages (and any call the redirect misses) in that direction
+ * from the module's bases.  setup_arg_pages() gives policy.c each exec
+ * (fmm_exec_pre()); uprobe_dup_mmap() lets a child take its parent's record
+ * under the parent's mmap lock.
+ *
+ * No mm ever points at module text, so unloading walks no mm: once the
+ * ops are unregistered and no task is left inside the redirected
+ * allocator, each process goes on in its direction on the kernel's.
+ */
+#define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
+
+#include <linux/kernel.h>
+#include <linux/ftrace.h>
+#include <linux/kprobes.h>
+#include <linux/rcupdate.h>
+#include <linux/sched.h>
+#include <linux/seq_file.h>
+#include "fmm.h"
+
+static atomic_long_t fmm_redirect_missed;
+static bool fmm_redirect_on;
+
+/*
+ * Where the kernel's allocator resumes for a module mm: same arguments,
+ * same return address, so it returns straight to the kernel's caller.
+ */
+static unsigned long fmm_gua_redirect(struct file *filp, unsigned long addr,
+				      unsigned long len, unsigned long pgoff,
+				      unsigned long flags, vm_flags_t vm_flags)
+{
+	return fmm_gua_vmflags(fmm_mm_alloc(current->mm), filp, addr, len,
+			       pgoff, flags, vm_flags);
+}
+
+static void notrace fmm_ftrace_handler(unsigned long ip,
+				       unsigned long parent_ip,
+				       struct ftrace_ops *ops,
+				       struct ftrace_regs *fregs)
+{
+	struct mm_struct *mm = current->mm;
+	int bit;
+
+	bit = ftrace_test_recursion_trylock(ip, parent_ip);
+	if (bit < 0) {
+		/* The kernel's allocator of the same direction runs. */
+		atomic_long_inc(&fmm_redirect_missed);
+		return;
+	}
+	if (mm && fmm_alloc_is_module(fmm_mm_alloc(mm)))
+		ftrace_regs_set_instruction_pointer(fregs,
+						    (unsigned long)fmm_gua_redirect);
+	ftrace_test_recursion_unlock(bit);
+}
+
+static struct ftrace_ops fmm_ftrace_ops = {
+	.func = fmm_ftrace_handler,
+#ifdef CONFIG_HAVE_DYNAMIC_FTRACE_WITH_ARGS
+	.flags = FTRACE_OPS_FL_IPMODIFY,
+#else
+	.flags = FTRACE_OPS_FL_IPMODIFY | FTRACE_OPS_FL_SAVE_REGS,
+#endif
+};
+
+static int fmm_redirect_install(void)
+{
+	int ret, i;
+
+	for (i = 0; i < 2; i++) {
+		ret = ftrace_set_filter_ip(&fmm_ftrace_ops,
+					   fmm_kernel_gua_addr(i), 0, 0);
+		if (ret) {
+			pr_err("cannot filter ftrace on the kernel's %s allocator (%d)\n",
+			       i ? "top-down" : "bottom-up", ret);
+			goto out_free;
+		}
+	}
+	ret = register_ftrace_function(&fmm_ftrace_ops);
+	if (ret) {
+		/* -EBUSY: a livepatch or another IPMODIFY user has them. */
+		pr_err("cannot redirect arch_get_unmapped_area[_topdown] (%d)\n",
+		       ret);
+		goto out_free;
+	}
+	fmm_redirect_on = true;
+	return 0;
+
+out_free:
+	ftrace_free_filter(&fmm_ftrace_ops);
+	return ret;
+}
+
+static void fmm_redirect_remove(void)
+{
+	if (!fmm_redirect_on)
+		return;
+	unregister_ftrace_function(&fmm_ftrace_ops);
+	ftrace_free_filter(&fmm_ftrace_ops);
+	fmm_redirect_on = false;
+}
+
+/* uprobe_dup_mmap(oldmm, newmm), under oldmm's mmap lock */
+static int fmm_fork_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct mm_struct *oldmm = (void *)regs_get_kernel_argument(regs, 0);
+	struct mm_struct *newmm = (void *)regs_get_kernel_argument(regs, 1);
+
+	/* The NX mode is part of the record: this copies it too. */
+	if (fmm_mm_fork(oldmm, newmm))
+		atomic_long_inc(&fmm_stats.fork_fixup);
+	else if (fmm_alloc_is_module(fmm_mm_alloc(newmm)))
+		atomic_long_inc(&fmm_stats.fork_inherit);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(fmm_fork_pre);
+
+/* Installed in this order, all or nothing; the exec hook comes last. */
+static struct fmm_hook fmm_hooks[] = {
+	{ .symbol = "uprobe_dup_mmap", .pre = fmm_fork_pre },
+	{ .symbol = "setup_arg_pages", .pre = fmm_exec_pre },
+};
+
+#define FMM_EXEC_HOOK (&fmm_hooks[ARRAY_SIZE(fmm_hooks) - 1])
+
+int fmm_layout_hooks_install(void)
+{
+	int ret = fmm_redirect_install();
+
+	if (ret)
+		return ret;
+	ret = fmm_hooks_install(fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	if (ret)
+		fmm_redirect_remove();
+	return ret;
+}
+
+/*
+ * No new module mm from exec; then no task may enter module text: not the
+ * W^X deny stub, not the redirected allocator.  Neither sleeps voluntarily
+ * (the allocator runs under the caller's mmap lock and takes no other), so
+ * the RCU-tasks grace period ends only once every task has left them.
+ */
+void fmm_layout_hooks_remove(void)
+{
+	fmm_hooks_uninstall(FMM_EXEC_HOOK, 1);
+	fmm_nx_exit();
+	fmm_redirect_remove();
+	fmm_hooks_uninstall(fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	synchronize_rcu_tasks();
+}
+
+void fmm_layout_hooks_show(struct seq_file *m)
+{
+	seq_puts(m, "layout_hook ftrace_redirect\n");
+	seq_printf(m, "missed_arch_get_unmapped_area %ld\n",
+		   atomic_long_read(&fmm_redirect_missed));
+	fmm_hooks_show_missed(m, fmm_hooks, ARRAY_SIZE(fmm_hooks));
+}
