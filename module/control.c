@@ -90,9 +90,8 @@ static int fmm_retarget_refused(int nr, int err, const char *why)
  * allocator for its future mmaps (see fmm_retarget()).  One whole write per
  * request; the reason for a refusal goes to the kernel log as well as errno.
  */
-static int fmm_retarget_sysctl(FMM_CTL_CONST struct ctl_table *table,
-			       int write, void *buffer, size_t *lenp,
-			       loff_t *ppos)
+static int fmm_retarget_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
+			       void *buffer, size_t *lenp, loff_t *ppos)
 {
 	char mode_str[16], extra;
 	int nr, mode, n, ret;
@@ -153,7 +152,7 @@ static struct ctl_table fmm_sysctls[] = {
 		.mode = 0200,
 		.proc_handler = fmm_retarget_sysctl,
 	},
-	FMM_SYSCTL_END
+	{}
 };
 
 static struct ctl_table_header *fmm_sysctl_header;
@@ -292,7 +291,7 @@ int fmm_control_init(void)
 		pr_err("cannot create /proc/flexmmap files\n");
 		goto out_remove_proc;
 	}
-	fmm_sysctl_header = register_sysctl("vm", fmm_sysctls);
+	fmm_sysctl_header = fmm_register_sysctl("vm", fmm_sysctls);
 	if (!fmm_sysctl_header) {
 		pr_err("cannot register vm.flexmmap_layout\n");
 		goto out_remove_proc;

@@ -356,8 +356,8 @@ static unsigned long fmm_load;
 static int fmm_mmf_init(void)
 {
 	BUILD_BUG_ON(MMF_TOPDOWN >= FMM_REC_SHIFT);
-	BUILD_BUG_ON(FMM_ALLOC_TOPDOWN_AUTO >
-		     FMM_REC_ALLOC_MASK >> FMM_REC_ALLOC_SHIFT);
+	BUILD_BUG_ON(FMM_REC_ALLOC_MASK >> FMM_REC_ALLOC_SHIFT <
+		     FMM_ALLOC_TOPDOWN_AUTO);
 	fmm_load = ((unsigned long)get_random_u32() | 1) << FMM_REC_LOAD_SHIFT;
 	return 0;
 }
@@ -421,8 +421,7 @@ void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a)
 		return;
 	if (fmm_alloc_is_module(a))
 		bits = (unsigned long)a << FMM_REC_ALLOC_SHIFT;
-	fmm_rec_update(mm, FMM_REC_ALLOC_MASK, bits,
-		       !fmm_alloc_is_bottomup(a));
+	fmm_rec_update(mm, FMM_REC_ALLOC_MASK, bits, !fmm_alloc_is_bottomup(a));
 }
 
 int fmm_mm_nx(struct mm_struct *mm)

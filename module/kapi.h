@@ -17,6 +17,7 @@
 #include <linux/version.h>
 #include <linux/mman.h>
 #include <linux/mm.h>
+#include <linux/sysctl.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 #define FMM_KAPI_MMF
@@ -26,14 +27,16 @@
 
 /*
  * Since 6.11 sysctl handlers take a const table, and register_sysctl()
- * sizes the table with ARRAY_SIZE() and rejects an empty entry.
+ * sizes the table with ARRAY_SIZE() and rejects an empty entry, such as
+ * the empty last entry that 6.1 needs: count without it.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
 #define FMM_CTL_CONST const
-#define FMM_SYSCTL_END
+#define fmm_register_sysctl(path, table) \
+	register_sysctl_sz(path, table, ARRAY_SIZE(table) - 1)
 #else
 #define FMM_CTL_CONST
-#define FMM_SYSCTL_END {}
+#define fmm_register_sysctl(path, table) register_sysctl(path, table)
 #endif
 
 /* 6.1 has neither: both are then flags no mapping carries. */

@@ -43,6 +43,8 @@ static unsigned long fmm_gua_redirect(struct file *filp, unsigned long addr,
 			       pgoff, flags, vm_flags);
 }
 
+static const unsigned long fmm_redirect_ip = (unsigned long)fmm_gua_redirect;
+
 static void notrace fmm_ftrace_handler(unsigned long ip,
 				       unsigned long parent_ip,
 				       struct ftrace_ops *ops,
@@ -58,8 +60,7 @@ static void notrace fmm_ftrace_handler(unsigned long ip,
 		return;
 	}
 	if (mm && fmm_alloc_is_module(fmm_mm_alloc(mm)))
-		ftrace_regs_set_instruction_pointer(fregs,
-						    (unsigned long)fmm_gua_redirect);
+		ftrace_regs_set_instruction_pointer(fregs, fmm_redirect_ip);
 	ftrace_test_recursion_unlock(bit);
 }
 
