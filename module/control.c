@@ -291,7 +291,8 @@ int fmm_control_init(void)
 		pr_err("cannot create /proc/flexmmap files\n");
 		goto out_remove_proc;
 	}
-	fmm_sysctl_header = fmm_register_sysctl("vm", fmm_sysctls);
+	fmm_sysctl_header =
+		fmm_register_vm_sysctls(fmm_sysctls, ARRAY_SIZE(fmm_sysctls));
 	if (!fmm_sysctl_header) {
 		pr_err("cannot register vm.flexmmap_layout\n");
 		goto out_remove_proc;

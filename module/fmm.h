@@ -22,6 +22,8 @@
 #include "kapi.h"
 
 struct seq_file;
+struct ctl_table;
+struct ctl_table_header;
 #include "../include/flexmmap.h"
 
 /*
@@ -156,8 +158,11 @@ void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
 void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
 			   const struct rlimit *rlim_stack, bool randomize);
 void fmm_mm_exec_reset(struct mm_struct *mm);
+struct ctl_table_header *fmm_register_vm_sysctls(struct ctl_table *table,
+						 size_t n);
 #ifdef FMM_KAPI_MMF
 bool fmm_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
+bool fmm_mm_redirected(struct mm_struct *mm);
 unsigned long fmm_kernel_gua_addr(bool topdown);
 #endif
 
@@ -232,7 +237,6 @@ void fmm_track_drain(void);
 #endif
 
 /* nx.c */
-struct ctl_table;
 void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack);
 void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,

@@ -27,6 +27,7 @@
 #include <linux/compat.h>
 #include <linux/random.h>
 #include <linux/security.h>
+#include <linux/sysctl.h>
 #include <asm/elf.h>
 #include "fmm.h"
 
@@ -363,7 +364,7 @@ static int fmm_mmf_init(void)
 }
 
 /* The mm's record, 0 unless this load wrote it. */
-static unsigned long fmm_rec(struct mm_struct *mm)
+static unsigned long notrace fmm_rec(struct mm_struct *mm)
 {
 	unsigned long rec = READ_ONCE(mm->flags) & FMM_REC_MASK;
 
@@ -480,6 +481,18 @@ bool fmm_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
 	return changed;
 }
 
+/*
+ * Does the ftrace redirect send @mm's placements to us?  Called for every
+ * placement of every process, from the ftrace handler: notrace, and
+ * NOKPROBE, as nothing it calls may be hooked.
+ */
+bool notrace fmm_mm_redirected(struct mm_struct *mm)
+{
+	return mm && (fmm_rec(mm) & FMM_REC_ALLOC_MASK);
+}
+
+NOKPROBE_SYMBOL(fmm_mm_redirected);
+
 /* The kernel's allocator of a direction, for the ftrace redirect. */
 unsigned long fmm_kernel_gua_addr(bool topdown)
 {
@@ -528,6 +541,17 @@ unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
 	return fmm_allocs[a](filp, addr, len, pgoff, flags);
 }
 #endif
+
+/* vm.flexmmap_*: @table has @n entries, the last one empty. */
+struct ctl_table_header *fmm_register_vm_sysctls(struct ctl_table *table,
+						 size_t n)
+{
+#ifdef FMM_SYSCTL_SIZED
+	return register_sysctl_sz("vm", table, n - 1);
+#else
+	return register_sysctl("vm", table);
+#endif
+}
 
 /* arch/x86/mm/mmap.c: mmap_address_hint_valid(), not exported. */
 bool fmm_hint_valid(unsigned long addr, unsigned long len)

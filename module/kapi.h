@@ -17,7 +17,6 @@
 #include <linux/version.h>
 #include <linux/mman.h>
 #include <linux/mm.h>
-#include <linux/sysctl.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 #define FMM_KAPI_MMF
@@ -28,15 +27,13 @@
 /*
  * Since 6.11 sysctl handlers take a const table, and register_sysctl()
  * sizes the table with ARRAY_SIZE() and rejects an empty entry, such as
- * the empty last entry that 6.1 needs: count without it.
+ * the empty last entry that 6.1 needs: count without it (kapi.c).
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
 #define FMM_CTL_CONST const
-#define fmm_register_sysctl(path, table) \
-	register_sysctl_sz(path, table, ARRAY_SIZE(table) - 1)
+#define FMM_SYSCTL_SIZED
 #else
 #define FMM_CTL_CONST
-#define fmm_register_sysctl(path, table) register_sysctl(path, table)
 #endif
 
 /* 6.1 has neither: both are then flags no mapping carries. */
