@@ -52,7 +52,7 @@ OUT := $(BUILD)/out
 KMOD := $(BUILD)/kmod
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 
-.PHONY: all module probes benchprog selftests stage deps image vm check lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel check-all
+.PHONY: notrixie all module probes benchprog selftests stage deps image vm check lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel check-all
 
 all: module probes benchprog selftests stage
 
@@ -158,14 +158,21 @@ deb: deps
 
 # Without DKMS: the module for the headers' kernel (KVER), into
 # $(INSTALL_MOD_PATH)/lib/modules/KVER/updates, then depmod.
-install: module
+install: notrixie module
 	$(MAKE) -C $(KDIR) M=$(KMOD) INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
 	  INSTALL_MOD_DIR=updates modules_install
 	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
 
-uninstall:
+uninstall: notrixie
 	rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates/flexmmap.ko*
 	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
+
+# This machine is Debian 12: a 6.12 module is for the trixie guest, or for a
+# Debian 13 machine through the flexmmap-dkms package.
+notrixie:
+	@test "$(KERNEL)" != trixie || { \
+	  echo "flexmmap: 'make $(MAKECMDGOALS)' is for this machine's own kernel, not KERNEL=trixie;" \
+	       "on Debian 13 install flexmmap-dkms (make deb)" >&2; exit 1; }
 
 # checkpatch --strict, sparse, clang-format, shellcheck, -Werror, py_compile
 lint: deps
