@@ -46,9 +46,10 @@ static const unsigned long fmm_redirect_ip = (unsigned long)fmm_gua_redirect;
 
 /*
  * Called from ftrace at the entry of the kernel's two allocators, for
- * every process.  It calls nothing that ftrace or kprobes can hook (the
- * record test is notrace, kapi.c) and never reaches an allocator, so it
- * cannot recurse: no recursion guard, which was a fifth of its cost.
+ * every placement of every process, so it does as little as it can.  It
+ * calls nothing that ftrace or kprobes can hook (the record test is
+ * notrace and NOKPROBE, kapi.c) and never reaches an allocator, so it
+ * cannot recurse and needs no recursion guard.
  */
 static void notrace fmm_ftrace_handler(unsigned long ip,
 				       unsigned long parent_ip,
