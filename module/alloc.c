@@ -262,7 +262,6 @@ static unsigned long fmm_gua(struct file *filp, unsigned long addr,
 			     bool topdown)
 {
 	unsigned long start_gap = vm_flags & VM_SHADOW_STACK ? PAGE_SIZE : 0;
-
 	unsigned long align_mask = 0, align_offset = pgoff << PAGE_SHIFT;
 
 	if (len > TASK_SIZE)

@@ -143,7 +143,6 @@ unsigned long fmm_stack_guard_gap(void);
 unsigned long fmm_mmap_min_addr(void);
 unsigned long fmm_align_mask(void);
 unsigned long fmm_align_bits(void);
-unsigned long fmm_hugetlb_gua_addr(void);
 int fmm_mm_nx(struct mm_struct *mm);
 void fmm_mm_set_nx(struct mm_struct *mm, int mode);
 unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,

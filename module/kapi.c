@@ -154,12 +154,6 @@ unsigned long fmm_mmap_min_addr(void)
 /* get_align_mask() is not exported: no AMD family 15h alignment. */
 static const struct va_alignment *const fmm_k_va_align;
 
-/* The kernel places huge pages itself, in our direction. */
-unsigned long fmm_hugetlb_gua_addr(void)
-{
-	return 0;
-}
-
 /* Exec starts from a new mm, whose mm->mmap_layout is 0. */
 void fmm_mm_exec_reset(struct mm_struct *mm)
 {
@@ -171,12 +165,10 @@ static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
 static unsigned long *fmm_k_stack_guard_gap;
 static unsigned long *fmm_k_mmap_min_addr;
 static struct va_alignment *fmm_k_va_align; /* optional */
-#ifdef FMM_KAPI_PTR
-static unsigned long fmm_k_hugetlb_gua;
-#else
+#ifdef FMM_KAPI_MMF
 /* arch_get_unmapped_area() and arch_get_unmapped_area_topdown() */
 static unsigned long fmm_k_gua[2];
-static int fmm_mmf_init(void);
+static void fmm_mmf_init(void);
 #endif
 
 /*
@@ -226,13 +218,8 @@ int fmm_kapi_init(void)
 	if (ret)
 		return ret;
 	fmm_allocs[FMM_ALLOC_KERNEL_TOPDOWN] = (fmm_gua_t)a;
-	ret = fmm_lookup("hugetlb_get_unmapped_area", &fmm_k_hugetlb_gua);
-	if (ret)
-		return ret;
 #else
-	ret = fmm_mmf_init();
-	if (ret)
-		return ret;
+	fmm_mmf_init();
 	ret = fmm_lookup("arch_get_unmapped_area", &fmm_k_gua[0]);
 	if (ret)
 		return ret;
@@ -292,11 +279,6 @@ void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a)
 	WRITE_ONCE(mm->get_unmapped_area, fmm_allocs[a]);
 }
 
-unsigned long fmm_hugetlb_gua_addr(void)
-{
-	return fmm_k_hugetlb_gua;
-}
-
 /*
  * The vm.flexmmap_nx mode of a process's exec (3: the W^X mark), in the top
  * two bits of mm->flags.  6.1 uses bits 0-27; MMF_INIT_MASK does not include
@@ -354,13 +336,12 @@ void fmm_mm_exec_reset(struct mm_struct *mm)
 
 static unsigned long fmm_load;
 
-static int fmm_mmf_init(void)
+static void fmm_mmf_init(void)
 {
 	BUILD_BUG_ON(MMF_TOPDOWN >= FMM_REC_SHIFT);
 	BUILD_BUG_ON(FMM_REC_ALLOC_MASK >> FMM_REC_ALLOC_SHIFT <
 		     FMM_ALLOC_TOPDOWN_AUTO);
 	fmm_load = ((unsigned long)get_random_u32() | 1) << FMM_REC_LOAD_SHIFT;
-	return 0;
 }
 
 /* The mm's record, 0 unless this load wrote it. */
@@ -439,10 +420,7 @@ void fmm_mm_set_nx(struct mm_struct *mm, int mode)
 /* The new mm of an exec carries the old image's record: drop it. */
 void fmm_mm_exec_reset(struct mm_struct *mm)
 {
-	unsigned long old = READ_ONCE(mm->flags);
-
-	while (!try_cmpxchg(&mm->flags, &old, old & ~FMM_REC_MASK))
-		;
+	set_mask_bits(&mm->flags, FMM_REC_MASK, 0);
 }
 
 /*
@@ -453,17 +431,11 @@ void fmm_mm_exec_reset(struct mm_struct *mm)
  */
 bool fmm_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
-	unsigned long want = READ_ONCE(oldmm->flags) &
-			     (FMM_REC_MASK | BIT(MMF_TOPDOWN));
-	unsigned long old = READ_ONCE(newmm->flags), new;
-	bool changed = false;
+	const unsigned long mask = FMM_REC_MASK | BIT(MMF_TOPDOWN);
+	unsigned long want = READ_ONCE(oldmm->flags) & mask;
+	unsigned long was = set_mask_bits(&newmm->flags, mask, want);
+	bool changed = (was & mask) != want;
 
-	do {
-		new = (old & ~(FMM_REC_MASK | BIT(MMF_TOPDOWN))) | want;
-		if (new == old)
-			break;
-		changed = true;
-	} while (!try_cmpxchg(&newmm->flags, &old, new));
 	if (newmm->mmap_base != oldmm->mmap_base ||
 	    newmm->mmap_legacy_base != oldmm->mmap_legacy_base) {
 		newmm->mmap_base = oldmm->mmap_base;
@@ -499,11 +471,6 @@ unsigned long fmm_kernel_gua_addr(bool topdown)
 	return fmm_k_gua[topdown];
 }
 
-/* The kernel places huge pages itself, by MMF_TOPDOWN and our bases. */
-unsigned long fmm_hugetlb_gua_addr(void)
-{
-	return 0;
-}
 #endif /* FMM_KAPI_PTR */
 #endif /* FMM_HAVE_LAYOUT_HOOK */
 

@@ -28,8 +28,6 @@
 #include <linux/seq_file.h>
 #include "fmm.h"
 
-static bool fmm_redirect_on;
-
 /*
  * Where the kernel's allocator resumes for a module mm: same arguments,
  * same return address, so it returns straight to the kernel's caller.
@@ -91,7 +89,6 @@ static int fmm_redirect_install(void)
 		       ret);
 		goto out_free;
 	}
-	fmm_redirect_on = true;
 	return 0;
 
 out_free:
@@ -99,13 +96,11 @@ out_free:
 	return ret;
 }
 
+/* Only after fmm_redirect_install() succeeded. */
 static void fmm_redirect_remove(void)
 {
-	if (!fmm_redirect_on)
-		return;
 	unregister_ftrace_function(&fmm_ftrace_ops);
 	ftrace_free_filter(&fmm_ftrace_ops);
-	fmm_redirect_on = false;
 }
 
 /* uprobe_dup_mmap(oldmm, newmm), under oldmm's mmap lock */
