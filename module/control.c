@@ -21,6 +21,7 @@
 #include <linux/seq_file.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/string.h>
 #include <linux/sysctl.h>
 #include "fmm.h"
 
@@ -86,6 +87,27 @@ static int fmm_retarget_refused(int nr, int err, const char *why)
 }
 
 /*
+ * "PID MODE": two tokens separated by blanks, a trailing newline allowed.
+ * The PID is decimal, positive and fits an int (kstrtoint: no truncation,
+ * no junk); "1legacy" or "1 legacy x" is refused.  @buf is modified.
+ */
+static int fmm_parse_retarget(char *buf, int *nr, int *mode)
+{
+	char *s = strim(buf), *pid_tok, *mode_tok;
+
+	pid_tok = strsep(&s, " \t");
+	if (!s)
+		return -EINVAL;
+	mode_tok = skip_spaces(s);
+	if (!*mode_tok || strpbrk(mode_tok, " \t\n"))
+		return -EINVAL;
+	if (kstrtoint(pid_tok, 10, nr) || *nr <= 0)
+		return -EINVAL;
+	*mode = fmm_parse_retarget_mode(mode_tok);
+	return *mode < 0 ? -EINVAL : 0;
+}
+
+/*
  * vm.flexmmap_retarget, write-only: "PID MODE" switches a running process's
  * allocator for its future mmaps (see fmm_retarget()).  One whole write per
  * request; the reason for a refusal goes to the kernel log as well as errno.
@@ -93,8 +115,7 @@ static int fmm_retarget_refused(int nr, int err, const char *why)
 static int fmm_retarget_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 			       void *buffer, size_t *lenp, loff_t *ppos)
 {
-	char mode_str[16], extra;
-	int nr, mode, n, ret;
+	int nr, mode, ret;
 
 	if (!write)
 		return -EINVAL;
@@ -104,9 +125,7 @@ static int fmm_retarget_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 	if (!capable(CAP_SYS_ADMIN))
 		return -EPERM;
 	/* The handler gets a NUL-terminated kernel copy of the write. */
-	n = sscanf(buffer, "%d %15s %c", &nr, mode_str, &extra);
-	mode = n == 2 ? fmm_parse_retarget_mode(mode_str) : -1;
-	if (n != 2 || nr <= 0 || mode < 0)
+	if (fmm_parse_retarget(buffer, &nr, &mode))
 		return fmm_retarget_refused(0, -EINVAL, fmm_retarget_usage);
 	ret = fmm_retarget(nr, mode);
 	switch (ret) {
@@ -192,6 +211,12 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 		   atomic_long_read(&fmm_stats.wx_denied_mprotect));
 	seq_printf(m, "wx_denied_personality %ld\n",
 		   atomic_long_read(&fmm_stats.wx_denied_personality));
+	seq_printf(m, "wx_denied_shmat %ld\n",
+		   atomic_long_read(&fmm_stats.wx_denied_shmat));
+	seq_printf(m, "wx_denied_uffd %ld\n",
+		   atomic_long_read(&fmm_stats.wx_denied_uffd));
+	seq_printf(m, "wx_denied_mem %ld\n",
+		   atomic_long_read(&fmm_stats.wx_denied_mem));
 	seq_printf(m, "stray_int3 %ld\n",
 		   atomic_long_read(&fmm_stats.stray_int3));
 	fmm_hooks_show(m);

@@ -96,6 +96,9 @@ static inline enum fmm_alloc fmm_kernel_of(enum fmm_alloc a)
  * @wx_denied_mmap: W^X denials of mmap()
  * @wx_denied_mprotect: W^X denials of mprotect()
  * @wx_denied_personality: W^X denials of personality(READ_IMPLIES_EXEC)
+ * @wx_denied_shmat: W^X denials of shmat(SHM_EXEC)
+ * @wx_denied_uffd: W^X denials of userfaultfd fills of executable memory
+ * @wx_denied_mem: W^X denials of writes through /proc/PID/mem
  */
 struct fmm_stats {
 	atomic_long_t exec_kernel;
@@ -114,6 +117,9 @@ struct fmm_stats {
 	atomic_long_t wx_denied_mmap;
 	atomic_long_t wx_denied_mprotect;
 	atomic_long_t wx_denied_personality;
+	atomic_long_t wx_denied_shmat;
+	atomic_long_t wx_denied_uffd;
+	atomic_long_t wx_denied_mem;
 	atomic_long_t stray_int3;
 };
 
@@ -123,10 +129,13 @@ struct fmm_stats {
  * @pre: the kprobe pre-handler
  * @kp: the kprobe
  * @installed: whether it is in place now
+ * @absent: the kernel was built without what the function belongs to
+ *	(for example CONFIG_USERFAULTFD): nothing to hook, skipped
  */
 struct fmm_hook {
 	const char *symbol;
 	kprobe_pre_handler_t pre;
+	bool absent;
 	struct kprobe kp;
 	bool installed;
 };

@@ -36,6 +36,22 @@
 #define FMM_CTL_CONST
 #endif
 
+/*
+ * userfaultfd's fills of a page into a registered range, under the mmap
+ * lock, with the destination vma as an argument: 6.1's
+ * mfill_atomic_install_pte(dst_mm, dst_pmd, dst_vma, ...) (anonymous COPY,
+ * every CONTINUE, shmem COPY and ZEROPAGE) and hugetlb_mcopy_atomic_pte(
+ * dst_mm, dst_pte, dst_vma, ...); 6.12 dropped the mm argument and renamed
+ * the hugetlb one hugetlb_mfill_atomic_pte(dst_pte, dst_vma, ...).
+ */
+#ifdef FMM_KAPI_MMF
+#define FMM_UFFD_VMA_ARG 1
+#define FMM_UFFD_HUGETLB_FILL "hugetlb_mfill_atomic_pte"
+#else
+#define FMM_UFFD_VMA_ARG 2
+#define FMM_UFFD_HUGETLB_FILL "hugetlb_mcopy_atomic_pte"
+#endif
+
 /* 6.1 has neither: both are then flags no mapping carries. */
 #ifndef MAP_ABOVE4G
 #define MAP_ABOVE4G 0

@@ -58,6 +58,8 @@ static int fmm_hook_install(struct fmm_hook *h)
 {
 	int ret;
 
+	if (h->absent)
+		return 0;
 	/* A kprobe must be cleared before it can be registered again. */
 	memset(&h->kp, 0, sizeof(h->kp));
 	h->kp.symbol_name = h->symbol;
@@ -111,9 +113,12 @@ void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n)
 {
 	int i;
 
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		if (hooks[i].absent)
+			continue;
 		seq_printf(m, "missed_%s %lu\n", hooks[i].symbol,
 			   hooks[i].kp.nmissed);
+	}
 }
 
 void fmm_hooks_show(struct seq_file *m)

@@ -18,9 +18,13 @@
  * both.
  *
  * Mode 3 marks the mm (kapi.c: exec clears the mark, fork copies it) and
- * arms four more probes, only
- * while mode 3 is on: security_mmap_file(), security_file_mprotect() and
- * personality() (64- and 32-bit).  They decide before the function runs;
+ * arms more probes, only while mode 3 is on: security_mmap_file(),
+ * security_file_mprotect(), personality() (64- and 32-bit),
+ * security_shm_shmat(), userfaultfd's two page-fill functions and
+ * access_remote_vm() (/proc/PID/mem).  Documentation/flexmmap.rst has the
+ * table of routes to executable memory and how each is closed, which
+ * userspace-probes/fmm-wx.c tries one by one.  They decide before the
+ * function runs;
  * a denial moves the instruction pointer to fmm_nx_eacces(), which returns
  * -EACCES to the caller, the way kprobe error injection overrides a
  * function.  No kretprobe is involved, so nothing is allowed by running out
@@ -42,6 +46,7 @@
 #include <linux/personality.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/shm.h>
 #include <linux/string.h>
 #include <linux/spinlock.h>
 #include <linux/sysctl.h>
@@ -71,6 +76,21 @@ static int fmm_nx_deny(struct pt_regs *regs, atomic_long_t *counter)
 }
 
 NOKPROBE_SYMBOL(fmm_nx_deny);
+
+/* For functions whose callers read 0 as "nothing done". */
+static noinline long fmm_nx_zero(void)
+{
+	return 0;
+}
+
+static int fmm_nx_deny_zero(struct pt_regs *regs, atomic_long_t *counter)
+{
+	atomic_long_inc(counter);
+	instruction_pointer_set(regs, (unsigned long)fmm_nx_zero);
+	return 1;
+}
+
+NOKPROBE_SYMBOL(fmm_nx_deny_zero);
 
 /*
  * "Once per binary": the last few binaries reported, by device and inode,
@@ -193,12 +213,11 @@ static bool fmm_path_noexec(const struct path *path)
 /*
  * One log line per denial, rate-limited: the binary (the mm's exe_file,
  * RCU-protected, so no reference is taken), its pid, the call, and the file
- * mapped if any.
+ * mapped if any, else what was refused (@of, may be NULL).
  */
-static void fmm_wx_report(const char *call, const char *what, struct file *file)
+static void fmm_wx_report(const char *call, const char *what, struct file *file,
+			  const char *of)
 {
-	const char *of = strcmp(call, "personality") ? " of anonymous memory" :
-						       "";
 	struct file *exe;
 
 	rcu_read_lock();
@@ -207,18 +226,27 @@ static void fmm_wx_report(const char *call, const char *what, struct file *file)
 		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) of %pD denied\n", exe,
 				    task_pid_nr(current), call, what, file);
 	else
-		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s)%s denied\n", exe,
-				    task_pid_nr(current), call, what, of);
+		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s)%s%s denied\n", exe,
+				    task_pid_nr(current), call, what,
+				    of ? " of " : "", of ? of : "");
 	rcu_read_unlock();
 }
 
 NOKPROBE_SYMBOL(fmm_wx_report);
 
-/* security_mmap_file(file, prot, flags): before the mapping exists. */
+/*
+ * security_mmap_file(file, prot, flags): before the mapping exists.  Also
+ * for shmat(), whose flags are MAP_SHARED.  Anonymous memory (MAP_ANONYMOUS,
+ * shared and MAP_HUGETLB included) holds nothing that was not written to it:
+ * executable, it could only be filled by a route around the checks
+ * (userfaultfd, an alias), so it is refused, as OpenBSD refuses W|X.
+ */
 static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct file *file = (void *)regs_get_kernel_argument(regs, 0);
 	unsigned long prot = regs_get_kernel_argument(regs, 1);
+	unsigned long flags = regs_get_kernel_argument(regs, 2);
+	const char *why;
 
 	if (!fmm_mm_wx(current->mm))
 		return 0;
@@ -226,9 +254,16 @@ static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 	if ((prot & PROT_READ) && (current->personality & READ_IMPLIES_EXEC) &&
 	    !(file && fmm_path_noexec(&file->f_path)))
 		prot |= PROT_EXEC;
-	if ((prot & (PROT_WRITE | PROT_EXEC)) != (PROT_WRITE | PROT_EXEC))
+	if (!(prot & PROT_EXEC))
 		return 0;
-	fmm_wx_report("mmap", "PROT_WRITE|PROT_EXEC", file);
+	if (prot & PROT_WRITE)
+		why = "PROT_WRITE|PROT_EXEC";
+	else if (!file || (flags & MAP_ANONYMOUS))
+		why = "PROT_EXEC";
+	else
+		return 0;
+	fmm_wx_report("mmap", why, (flags & MAP_ANONYMOUS) ? NULL : file,
+		      "anonymous memory");
 	return fmm_nx_deny(regs, &fmm_stats.wx_denied_mmap);
 }
 
@@ -265,7 +300,7 @@ static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
 		why = "PROT_EXEC, memory that has been writable";
 	else
 		return 0;
-	fmm_wx_report("mprotect", why, vma->vm_file);
+	fmm_wx_report("mprotect", why, vma->vm_file, "anonymous memory");
 	return fmm_nx_deny(regs, &fmm_stats.wx_denied_mprotect);
 }
 
@@ -277,7 +312,7 @@ static int fmm_wx_personality(struct pt_regs *regs, unsigned int persona)
 	if (persona == 0xffffffff || !(persona & READ_IMPLIES_EXEC) ||
 	    !fmm_mm_wx(current->mm))
 		return 0;
-	fmm_wx_report("personality", "READ_IMPLIES_EXEC", NULL);
+	fmm_wx_report("personality", "READ_IMPLIES_EXEC", NULL, NULL);
 	return fmm_nx_deny(regs, &fmm_stats.wx_denied_personality);
 }
 
@@ -302,11 +337,81 @@ static int fmm_wx_personality32_pre(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(fmm_wx_personality32_pre);
 
+/*
+ * security_shm_shmat(shp, shmaddr, shmflg): SHM_EXEC.  A segment attached
+ * read-only and executable may have been written through another attach,
+ * of this process or any other: refused whatever the other flags.
+ */
+static int fmm_wx_shmat_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	int shmflg = regs_get_kernel_argument(regs, 2);
+
+	if (!(shmflg & SHM_EXEC) || !fmm_mm_wx(current->mm))
+		return 0;
+	fmm_wx_report("shmat", "SHM_EXEC", NULL, "a System V segment");
+	return fmm_nx_deny(regs, &fmm_stats.wx_denied_shmat);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_shmat_pre);
+
+/*
+ * userfaultfd: UFFDIO_COPY, _CONTINUE and _ZEROPAGE fill a registered range
+ * whatever its protection ("even without PROT_WRITE").  Both fill functions
+ * run under the destination mm's mmap lock with the vma in hand, so the
+ * vma's VM_EXEC cannot change between this check and the fill (mprotect
+ * takes the lock for writing).  The ioctl then fails with EACCES.  Not
+ * hooked: the anonymous ZEROPAGE, which maps the zero page (no chosen
+ * bytes; and anonymous memory cannot be executable under mode 3).
+ */
+static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct vm_area_struct *vma =
+		(void *)regs_get_kernel_argument(regs, FMM_UFFD_VMA_ARG);
+
+	if (!(vma->vm_flags & VM_EXEC) || !fmm_mm_wx(vma->vm_mm))
+		return 0;
+	fmm_wx_report("userfaultfd", "UFFDIO_COPY/CONTINUE/ZEROPAGE",
+		      vma->vm_file, "executable anonymous memory");
+	return fmm_nx_deny(regs, &fmm_stats.wx_denied_uffd);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_uffd_pre);
+
+/*
+ * access_remote_vm(mm, addr, buf, len, gup_flags): its one writer is
+ * /proc/PID/mem, with FOLL_FORCE, which writes through any protection.
+ * Refused for a W^X mm whoever writes: mem_rw() reads 0 as EIO.  ptrace's
+ * PTRACE_POKE* go through ptrace_access_vm(), out of scope (debuggers).
+ */
+static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct mm_struct *mm = (void *)regs_get_kernel_argument(regs, 0);
+	unsigned int gup_flags = regs_get_kernel_argument(regs, 4);
+
+	if (!(gup_flags & FOLL_WRITE) || !fmm_mm_wx(mm))
+		return 0;
+	fmm_wx_report("/proc/PID/mem", "write", NULL, "a W^X process");
+	return fmm_nx_deny_zero(regs, &fmm_stats.wx_denied_mem);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_mem_pre);
+
 static struct fmm_hook fmm_wx_hooks[] = {
 	{ .symbol = "security_mmap_file", .pre = fmm_wx_mmap_pre },
 	{ .symbol = "security_file_mprotect", .pre = fmm_wx_mprotect_pre },
 	{ .symbol = "__x64_sys_personality", .pre = fmm_wx_personality64_pre },
 	{ .symbol = "__ia32_sys_personality", .pre = fmm_wx_personality32_pre },
+	{ .symbol = "security_shm_shmat",
+	  .pre = fmm_wx_shmat_pre,
+	  .absent = !IS_ENABLED(CONFIG_SYSVIPC) },
+	{ .symbol = "mfill_atomic_install_pte",
+	  .pre = fmm_wx_uffd_pre,
+	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) },
+	{ .symbol = FMM_UFFD_HUGETLB_FILL,
+	  .pre = fmm_wx_uffd_pre,
+	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) ||
+		    !IS_ENABLED(CONFIG_HUGETLB_PAGE) },
+	{ .symbol = "access_remote_vm", .pre = fmm_wx_mem_pre },
 };
 
 static bool fmm_wx_armed;
@@ -366,12 +471,17 @@ int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 		  void *buffer, size_t *lenp, loff_t *ppos)
 {
 	struct ctl_table t = *table;
-	int mode = READ_ONCE(fmm_nx);
+	int mode = write ? -1 : READ_ONCE(fmm_nx);
 	int ret;
 
+	/*
+	 * A write that parses no value (proc_dointvec ignores one at a non-zero
+	 * offset) leaves -1 there: it must change nothing, not re-apply a value
+	 * read before a concurrent writer's change.
+	 */
 	t.data = &mode;
 	ret = proc_dointvec_minmax(&t, write, buffer, lenp, ppos);
-	if (ret || !write)
+	if (ret || !write || mode < 0)
 		return ret;
 	return fmm_nx_set(mode);
 }
