@@ -1,0 +1,1060 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fmm-wx: every route by which bytes a process chose can become executable
+ * in its own address space, tried one by one.  The chosen code is
+ * "mov eax, 42; ret" (b8 2a 00 00 00 c3, the same in i386 and x86-64); a
+ * route is OPEN when calling those bytes returns 42, CLOSED otherwise, with
+ * the step that failed and its errno ("closed: mmap EACCES") or the signal
+ * that killed the call ("closed: call SIGSEGV").  Each route runs in a
+ * forked child under alarm(10), so a fault or a hang only closes the route.
+ * Output is kselftest TAP.
+ *
+ * Built static as fmm-wx-64 and fmm-wx-32.
+ *
+ * Usage:
+ *   fmm-wx-NN [--rwx-helper PATH] --print	"ROUTE open" or "ROUTE closed: WHY"
+ *						per route, exit 0
+ *   fmm-wx-NN [--rwx-helper PATH] --expect 0|3	each route against the table
+ *						below, for the stock rules (0)
+ *						or W^X (3, vm.flexmmap_nx=3)
+ *   fmm-wx-NN --list				the table: "ROUTE EXPECT0
+ *						EXPECT3 HOW" lines
+ *
+ * --rwx-helper: the binary with an RWX PT_LOAD that route rwx-pt-load execs
+ * with --print (default: fmm-nx-64-rwxtext, or fmm-nx-32-rwxtext for
+ * fmm-wx-32, in this program's own folder).
+ *
+ * uffd-copy-hugetlb needs free huge pages: with none (nr_hugepages 0, or
+ * ENOMEM) it reports "untestable: no huge pages", a failure under --expect.
+ *
+ * Exit status as kselftest: 0 every route as expected, 1 otherwise (or bad
+ * usage).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/userfaultfd.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/ipc.h>
+#include <sys/mman.h>
+#include <sys/personality.h>
+#include <sys/ptrace.h>
+#include <sys/shm.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "kselftest.h"
+
+#ifndef UFFD_USER_MODE_ONLY
+#define UFFD_USER_MODE_ONLY 1
+#endif
+#ifndef MFD_HUGETLB
+#define MFD_HUGETLB 0x0004U
+#endif
+#ifndef SHM_EXEC
+#define SHM_EXEC 0100000
+#endif
+
+#define HPAGE (2UL << 20)	/* x86's default huge page, 2 MiB */
+
+/* mov eax, 42; ret */
+static const unsigned char code[] = { 0xb8, 0x2a, 0x00, 0x00, 0x00, 0xc3 };
+
+enum verdict { OPEN, CLOSED, UNTESTABLE };
+static const char *const verdict_names[] = { "open", "closed", "untestable" };
+
+/*
+ * What a route's child (and grandchild) leaves for the parent, in a shared
+ * anonymous page: the step it is at (named when a signal ends it) and, when
+ * it gives up, why.
+ */
+struct report {
+	char step[48];
+	char why[160];
+};
+
+static struct report *rep;
+static long page;
+static const char *rwx_helper;
+
+static const char *err_name(int err)
+{
+	return strerrorname_np(err) ?: "E?";
+}
+
+static void step(const char *s)
+{
+	snprintf(rep->step, sizeof(rep->step), "%s", s);
+}
+
+/* The route stops at step @what, which failed with errno. */
+static enum verdict fail(const char *what)
+{
+	int err = errno;
+
+	snprintf(rep->why, sizeof(rep->why), "%s %s", what, err_name(err));
+	return CLOSED;
+}
+
+static enum verdict failmsg(const char *what)
+{
+	snprintf(rep->why, sizeof(rep->why), "%s", what);
+	return CLOSED;
+}
+
+/* Call the bytes at p: OPEN if they ran and returned 42. */
+static enum verdict call(void *p)
+{
+	int (*volatile fn)(void) = (int (*)(void))p;
+	int r;
+
+	step("call");
+	r = fn();
+	if (r == 42)
+		return OPEN;
+	snprintf(rep->why, sizeof(rep->why), "call returned %d", r);
+	return CLOSED;
+}
+
+static void *map_anon(int prot, size_t len)
+{
+	return mmap(NULL, len, prot, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
+/*
+ * A new file in dir holding len bytes: the code at the start if @with_code,
+ * else 0xcc ("int3") junk, or nothing written at all (sparse) if @sparse.
+ * Returns it reopened O_RDONLY and already unlinked, or -1 (errno set, the
+ * failed step in *what).
+ */
+static int ro_file(const char *dir, size_t len, bool with_code, bool sparse,
+		   const char **what)
+{
+	char path[PATH_MAX];
+	unsigned char *buf;
+	int fd, ro, err;
+
+	snprintf(path, sizeof(path), "%s/fmm-wx.XXXXXX", dir);
+	*what = "mkstemp";
+	fd = mkstemp(path);
+	if (fd < 0)
+		return -1;
+	*what = "ftruncate";
+	if (sparse || with_code) {
+		if (ftruncate(fd, len))
+			goto bad;
+	}
+	if (with_code) {
+		*what = "write";
+		if (pwrite(fd, code, sizeof(code), 0) != sizeof(code))
+			goto bad;
+	} else if (!sparse) {
+		*what = "write";
+		buf = malloc(len);
+		if (!buf)
+			goto bad;
+		memset(buf, 0xcc, len);
+		if (write(fd, buf, len) != (ssize_t)len) {
+			free(buf);
+			goto bad;
+		}
+		free(buf);
+	}
+	close(fd);
+	*what = "reopen O_RDONLY";
+	ro = open(path, O_RDONLY | O_CLOEXEC);
+	err = errno;
+	unlink(path);
+	errno = err;
+	return ro;
+bad:
+	err = errno ? errno : EIO;
+	close(fd);
+	unlink(path);
+	errno = err;
+	return -1;
+}
+
+/* --- userfaultfd --------------------------------------------------------- */
+
+/*
+ * A userfaultfd with UFFDIO_API done (asking for @features), registered
+ * over [p, p + len) in @mode.  -1 on failure, with the step in rep->why.
+ */
+static int uffd_on(void *p, size_t len, __u64 features, __u64 mode)
+{
+	struct uffdio_api api = { .api = UFFD_API, .features = features };
+	struct uffdio_register reg = {
+		.range = { .start = (uintptr_t)p, .len = len },
+		.mode = mode,
+	};
+	int fd;
+
+	step("userfaultfd");
+	fd = syscall(SYS_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	if (fd < 0 && errno == EINVAL)
+		fd = syscall(SYS_userfaultfd, O_CLOEXEC);
+	if (fd < 0) {
+		fail("userfaultfd");
+		return -1;
+	}
+	step("UFFDIO_API");
+	if (ioctl(fd, UFFDIO_API, &api)) {
+		fail("UFFDIO_API");
+		goto bad;
+	}
+	if ((api.features & features) != features) {
+		failmsg("UFFDIO_API: feature not offered");
+		goto bad;
+	}
+	step("UFFDIO_REGISTER");
+	if (ioctl(fd, UFFDIO_REGISTER, &reg)) {
+		fail("UFFDIO_REGISTER");
+		goto bad;
+	}
+	return fd;
+bad:
+	close(fd);
+	return -1;
+}
+
+/*
+ * UFFDIO_COPY @len bytes from src to dst (registered MISSING), then call
+ * dst.  A registered range whose fill failed is never touched: the access
+ * would wait for ever for a fault handler.
+ */
+static enum verdict uffd_copy_call(void *dst, size_t len, const void *src)
+{
+	struct uffdio_copy cp = {
+		.dst = (uintptr_t)dst, .src = (uintptr_t)src, .len = len,
+	};
+	int fd = uffd_on(dst, len, 0, UFFDIO_REGISTER_MODE_MISSING);
+
+	if (fd < 0)
+		return CLOSED;
+	step("UFFDIO_COPY");
+	if (ioctl(fd, UFFDIO_COPY, &cp))
+		return fail("UFFDIO_COPY");
+	if (cp.copy != (__s64)len)
+		return failmsg("UFFDIO_COPY: short copy");
+	return call(dst);
+}
+
+/* A page of ordinary memory holding the code. */
+static void *code_page(void)
+{
+	unsigned char *src = map_anon(PROT_READ | PROT_WRITE, page);
+
+	if (src != MAP_FAILED)
+		memcpy(src, code, sizeof(code));
+	return src;
+}
+
+/* --- the routes ---------------------------------------------------------- */
+
+static enum verdict r_mmap_anon_rwx(void)
+{
+	unsigned char *p = map_anon(PROT_READ | PROT_WRITE | PROT_EXEC, page);
+
+	if (p == MAP_FAILED)
+		return fail("mmap");
+	memcpy(p, code, sizeof(code));
+	return call(p);
+}
+
+/* Anonymous RW memory holding the code. */
+static unsigned char *written_anon(size_t len)
+{
+	unsigned char *p = map_anon(PROT_READ | PROT_WRITE, len);
+
+	if (p == MAP_FAILED) {
+		fail("mmap");
+		return NULL;
+	}
+	memcpy(p, code, sizeof(code));
+	return p;
+}
+
+static enum verdict r_mprotect_anon(void)
+{
+	unsigned char *p = written_anon(page);
+
+	if (!p)
+		return CLOSED;
+	if (mprotect(p, page, PROT_READ | PROT_EXEC))
+		return fail("mprotect");
+	return call(p);
+}
+
+static enum verdict r_mprotect_anon_rwx(void)
+{
+	unsigned char *p = written_anon(page);
+
+	if (!p)
+		return CLOSED;
+	if (mprotect(p, page, PROT_READ | PROT_WRITE | PROT_EXEC))
+		return fail("mprotect");
+	return call(p);
+}
+
+static enum verdict r_pkey_mprotect_anon(void)
+{
+	unsigned char *p = written_anon(page);
+	long pkey;
+
+	if (!p)
+		return CLOSED;
+	pkey = syscall(SYS_pkey_alloc, 0UL, 0UL);
+	if (pkey < 0)
+		pkey = -1;	/* no protection keys: plain mprotect */
+	if (syscall(SYS_pkey_mprotect, p, page, PROT_READ | PROT_EXEC, pkey))
+		return fail("pkey_mprotect");
+	return call(p);
+}
+
+static enum verdict r_mprotect_file_cow(void)
+{
+	const char *what;
+	unsigned char *p;
+	int fd = ro_file("/tmp", 2 * page, false, false, &what);
+
+	if (fd < 0)
+		return fail(what);
+	p = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return fail("mmap");
+	memcpy(p, code, sizeof(code));	/* copy-on-write */
+	if (mprotect(p, 2 * page, PROT_READ | PROT_EXEC))
+		return fail("mprotect");
+	return call(p);
+}
+
+static enum verdict r_mprotect_after_mremap(void)
+{
+	unsigned char *p = written_anon(page), *q;
+
+	if (!p)
+		return CLOSED;
+	q = mremap(p, page, 2 * page, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED)
+		return fail("mremap");
+	if (mprotect(q, 2 * page, PROT_READ | PROT_EXEC))
+		return fail("mprotect");
+	return call(q);
+}
+
+static enum verdict r_mprotect_rw_r_rx(void)
+{
+	unsigned char *p = written_anon(page);
+
+	if (!p)
+		return CLOSED;
+	if (mprotect(p, page, PROT_READ))
+		return fail("mprotect(R)");
+	if (mprotect(p, page, PROT_READ | PROT_EXEC))
+		return fail("mprotect(RX)");
+	return call(p);
+}
+
+/* The parent's verdict on a grandchild that reports by its exit status. */
+static enum verdict grandchild_verdict(pid_t pid)
+{
+	int st;
+
+	if (waitpid(pid, &st, 0) != pid)
+		return fail("waitpid");
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 42)
+		return OPEN;
+	if (WIFSIGNALED(st)) {
+		snprintf(rep->why, sizeof(rep->why), "%s SIG%s", rep->step,
+			 sigabbrev_np(WTERMSIG(st)) ?: "?");
+		return CLOSED;
+	}
+	if (!rep->why[0])
+		snprintf(rep->why, sizeof(rep->why), "%s: exit %d", rep->step,
+			 WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	return CLOSED;
+}
+
+static enum verdict r_mprotect_forked_child(void)
+{
+	unsigned char *p = written_anon(page);
+	pid_t pid;
+
+	if (!p)
+		return CLOSED;
+	step("fork");
+	pid = fork();
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		step("child mprotect");
+		if (mprotect(p, page, PROT_READ | PROT_EXEC)) {
+			fail("child mprotect");
+			_exit(1);
+		}
+		_exit(call(p) == OPEN ? 42 : 1);
+	}
+	return grandchild_verdict(pid);
+}
+
+static enum verdict r_shmat_exec(void)
+{
+	int id = shmget(IPC_PRIVATE, page, IPC_CREAT | 0700);
+	unsigned char *p;
+
+	if (id < 0)
+		return fail("shmget");
+	p = shmat(id, NULL, SHM_EXEC);
+	shmctl(id, IPC_RMID, NULL);
+	if (p == (void *)-1)
+		return fail("shmat(SHM_EXEC)");
+	memcpy(p, code, sizeof(code));
+	return call(p);
+}
+
+static enum verdict r_shmat_rdonly_exec(void)
+{
+	int id = shmget(IPC_PRIVATE, page, IPC_CREAT | 0700);
+	unsigned char *p, *q = (void *)-1;
+	int err;
+
+	if (id < 0)
+		return fail("shmget");
+	p = shmat(id, NULL, 0);
+	err = errno;
+	if (p != (void *)-1) {
+		memcpy(p, code, sizeof(code));
+		q = shmat(id, NULL, SHM_RDONLY | SHM_EXEC);
+		err = errno;
+	}
+	shmctl(id, IPC_RMID, NULL);
+	errno = err;
+	if (p == (void *)-1)
+		return fail("shmat");
+	if (q == (void *)-1)
+		return fail("shmat(SHM_RDONLY|SHM_EXEC)");
+	return call(q);
+}
+
+static enum verdict r_uffd_copy_anon(void)
+{
+	unsigned char *src = code_page();
+	void *p = map_anon(PROT_READ | PROT_EXEC, 2 * page);
+
+	if (src == MAP_FAILED || p == MAP_FAILED)
+		return fail("mmap");
+	return uffd_copy_call(p, page, src);
+}
+
+/* 2 pages of a sparse memfd (or tmpfs file, fd given) mapped private R|X. */
+static void *sparse_rx(int fd)
+{
+	void *p;
+
+	if (ftruncate(fd, 2 * page)) {
+		fail("ftruncate");
+		return NULL;
+	}
+	p = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		fail("mmap");
+		return NULL;
+	}
+	return p;
+}
+
+static enum verdict r_uffd_copy_shmem(void)
+{
+	unsigned char *src = code_page();
+	int fd = memfd_create("fmm-wx", MFD_CLOEXEC);
+	void *p;
+
+	if (src == MAP_FAILED)
+		return fail("mmap");
+	if (fd < 0)
+		return fail("memfd_create");
+	p = sparse_rx(fd);
+	if (!p)
+		return CLOSED;
+	return uffd_copy_call(p, page, src);
+}
+
+/* A sparse 2-page file in /dev/shm (or /tmp), mapped private R|X. */
+static void *tmpfs_sparse_rx(void)
+{
+	const char *dir = access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
+	const char *what;
+	int fd = ro_file(dir, 2 * page, false, true, &what);
+	void *p;
+
+	if (fd < 0) {
+		fail(what);
+		return NULL;
+	}
+	p = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED) {
+		fail("mmap");
+		return NULL;
+	}
+	return p;
+}
+
+static enum verdict r_uffd_copy_tmpfs(void)
+{
+	unsigned char *src = code_page();
+	void *p;
+
+	if (src == MAP_FAILED)
+		return fail("mmap");
+	p = tmpfs_sparse_rx();
+	if (!p)
+		return CLOSED;
+	return uffd_copy_call(p, page, src);
+}
+
+static long nr_hugepages(void)
+{
+	FILE *f = fopen("/proc/sys/vm/nr_hugepages", "r");
+	long n = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &n) != 1)
+			n = -1;
+		fclose(f);
+	}
+	return n;
+}
+
+static enum verdict no_huge_pages(void)
+{
+	failmsg("no huge pages");
+	return UNTESTABLE;
+}
+
+static enum verdict r_uffd_copy_hugetlb(void)
+{
+	unsigned char *src = map_anon(PROT_READ | PROT_WRITE, HPAGE);
+	int fd;
+	void *p;
+
+	if (nr_hugepages() == 0)
+		return no_huge_pages();
+	if (src == MAP_FAILED)
+		return fail("mmap");
+	memcpy(src, code, sizeof(code));
+	fd = memfd_create("fmm-wx-huge", MFD_CLOEXEC | MFD_HUGETLB);
+	if (fd < 0)
+		return fail("memfd_create(MFD_HUGETLB)");
+	if (ftruncate(fd, HPAGE))
+		return errno == ENOMEM ? no_huge_pages() : fail("ftruncate");
+	p = mmap(NULL, HPAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return errno == ENOMEM ? no_huge_pages() : fail("mmap");
+	return uffd_copy_call(p, HPAGE, src);
+}
+
+/*
+ * The memfd's page 0 already holds the code, so a plain call would run it
+ * (that is route written-file-mapped); what is tried here is whether
+ * UFFDIO_CONTINUE may map it: OPEN when it may and the call returns 42.
+ */
+static enum verdict r_uffd_continue(void)
+{
+	struct uffdio_continue cont = {
+		.range = { .start = 0, .len = page },
+	};
+	int fd = memfd_create("fmm-wx", MFD_CLOEXEC), ufd;
+	void *p;
+
+	if (fd < 0)
+		return fail("memfd_create");
+	if (write(fd, code, sizeof(code)) != sizeof(code))
+		return fail("write");
+	p = sparse_rx(fd);
+	if (!p)
+		return CLOSED;
+	ufd = uffd_on(p, 2 * page, UFFD_FEATURE_MINOR_SHMEM,
+		      UFFDIO_REGISTER_MODE_MINOR);
+	if (ufd < 0)
+		return CLOSED;
+	cont.range.start = (uintptr_t)p;
+	step("UFFDIO_CONTINUE");
+	if (ioctl(ufd, UFFDIO_CONTINUE, &cont))
+		return fail("UFFDIO_CONTINUE");
+	return call(p);
+}
+
+/*
+ * Zeroes cannot be called (00 00 is "add [rax], al"), so this route is OPEN
+ * when UFFDIO_ZEROPAGE may fill an executable page at all; the page is not
+ * touched.
+ */
+static enum verdict r_uffd_zeropage(void)
+{
+	void *p = tmpfs_sparse_rx();
+	struct uffdio_zeropage zp = { .range = { .len = page } };
+	int ufd;
+
+	if (!p)
+		return CLOSED;
+	ufd = uffd_on(p, 2 * page, 0, UFFDIO_REGISTER_MODE_MISSING);
+	if (ufd < 0)
+		return CLOSED;
+	zp.range.start = (uintptr_t)p;
+	step("UFFDIO_ZEROPAGE");
+	if (ioctl(ufd, UFFDIO_ZEROPAGE, &zp))
+		return fail("UFFDIO_ZEROPAGE");
+	return OPEN;
+}
+
+static void *map_shared_anon(int prot)
+{
+	return mmap(NULL, page, prot, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+}
+
+static enum verdict r_shared_anon_alias(void)
+{
+	unsigned char *p = map_shared_anon(PROT_READ | PROT_EXEC), *alias;
+
+	if (p == MAP_FAILED)
+		return fail("mmap");
+	alias = mremap(p, 0, page, MREMAP_MAYMOVE);
+	if (alias == MAP_FAILED)
+		return fail("mremap");
+	if (mprotect(alias, page, PROT_READ | PROT_WRITE))
+		return fail("mprotect");
+	memcpy(alias, code, sizeof(code));
+	return call(p);
+}
+
+static enum verdict r_shared_anon_alias_rw(void)
+{
+	unsigned char *p = map_shared_anon(PROT_READ | PROT_WRITE), *alias;
+
+	if (p == MAP_FAILED)
+		return fail("mmap");
+	memcpy(p, code, sizeof(code));
+	alias = mremap(p, 0, page, MREMAP_MAYMOVE);
+	if (alias == MAP_FAILED)
+		return fail("mremap");
+	if (mprotect(p, page, PROT_READ | PROT_EXEC))
+		return fail("mprotect");
+	return call(p);
+}
+
+static enum verdict r_personality_rie(void)
+{
+	long cur = syscall(SYS_personality, 0xffffffffUL);
+	unsigned char *p;
+
+	if (cur == -1)
+		return fail("personality");
+	if (syscall(SYS_personality, (unsigned long)cur | READ_IMPLIES_EXEC) == -1)
+		return fail("personality");
+	p = written_anon(page);	/* PROT_READ|PROT_WRITE, READ_IMPLIES_EXEC */
+	if (!p)
+		return CLOSED;
+	return call(p);
+}
+
+static enum verdict r_rwx_pt_load(void)
+{
+	char *const argv[] = { (char *)rwx_helper, "--print", NULL };
+	pid_t pid;
+	int st, nul;
+
+	step("fork");
+	pid = fork();
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		nul = open("/dev/null", O_WRONLY);
+		if (nul >= 0) {
+			dup2(nul, 1);
+			dup2(nul, 2);
+		}
+		execv(rwx_helper, argv);
+		_exit(127);
+	}
+	step("exec");
+	if (waitpid(pid, &st, 0) != pid)
+		return fail("waitpid");
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return OPEN;
+	if (WIFSIGNALED(st))
+		snprintf(rep->why, sizeof(rep->why), "exec %s SIG%s", rwx_helper,
+			 sigabbrev_np(WTERMSIG(st)) ?: "?");
+	else
+		snprintf(rep->why, sizeof(rep->why), "exec %s: exit %d",
+			 rwx_helper, WEXITSTATUS(st));
+	return CLOSED;
+}
+
+/* One page of our own executable, mapped private R|X. */
+static void *own_exe_rx(void)
+{
+	int fd = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	void *p;
+
+	if (fd < 0) {
+		fail("open /proc/self/exe");
+		return NULL;
+	}
+	p = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED) {
+		fail("mmap");
+		return NULL;
+	}
+	return p;
+}
+
+static enum verdict r_proc_self_mem(void)
+{
+	void *p = own_exe_rx();
+	int fd;
+
+	if (!p)
+		return CLOSED;
+	fd = open("/proc/self/mem", O_RDWR | O_CLOEXEC);
+	if (fd < 0)
+		return fail("open /proc/self/mem");
+	/* pwrite64: a 32-bit address above 2 GiB is a negative off_t */
+	if (pwrite64(fd, code, sizeof(code), (off64_t)(uintptr_t)p) !=
+	    sizeof(code))
+		return fail("pwrite /proc/self/mem");
+	return call(p);
+}
+
+static enum verdict r_process_vm_writev(void)
+{
+	void *p = own_exe_rx();
+	struct iovec local = { .iov_base = (void *)code, .iov_len = sizeof(code) };
+	struct iovec remote = { .iov_len = sizeof(code) };
+
+	if (!p)
+		return CLOSED;
+	remote.iov_base = p;
+	if (process_vm_writev(getpid(), &local, 1, &remote, 1, 0) !=
+	    (ssize_t)sizeof(code))
+		return fail("process_vm_writev");
+	return call(p);
+}
+
+static enum verdict r_ptrace_poke(void)
+{
+	unsigned char *p = own_exe_rx();
+	unsigned char buf[2 * sizeof(long)];
+	pid_t pid;
+	size_t off;
+	long word;
+	int st, n;
+
+	if (!p)
+		return CLOSED;
+	memset(buf, 0xc3, sizeof(buf));
+	memcpy(buf, code, sizeof(code));
+	step("fork");
+	pid = fork();
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		if (ptrace(PTRACE_TRACEME, 0, NULL, NULL)) {
+			fail("PTRACE_TRACEME");
+			_exit(1);
+		}
+		raise(SIGSTOP);
+		_exit(call(p) == OPEN ? 42 : 1);
+	}
+	step("waitpid");
+	if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st)) {
+		kill(pid, SIGKILL);
+		return rep->why[0] ? CLOSED : failmsg("child did not stop");
+	}
+	for (off = 0; off < sizeof(code); off += sizeof(long)) {
+		memcpy(&word, buf + off, sizeof(long));
+		if (ptrace(PTRACE_POKEDATA, pid, p + off, (void *)word)) {
+			kill(pid, SIGKILL);
+			return fail("PTRACE_POKEDATA");
+		}
+	}
+	/* Let it run; pass on any signal it stops with (e.g. SIGSEGV). */
+	for (n = 0, st = 0; n < 8; n++) {
+		if (ptrace(PTRACE_CONT, pid, NULL,
+			   (void *)(long)(WIFSTOPPED(st) ? WSTOPSIG(st) : 0))) {
+			kill(pid, SIGKILL);
+			return fail("PTRACE_CONT");
+		}
+		if (waitpid(pid, &st, 0) != pid)
+			return fail("waitpid");
+		if (!WIFSTOPPED(st))
+			break;
+		if (WSTOPSIG(st) == SIGSEGV || WSTOPSIG(st) == SIGBUS ||
+		    WSTOPSIG(st) == SIGILL) {
+			snprintf(rep->why, sizeof(rep->why), "call SIG%s",
+				 sigabbrev_np(WSTOPSIG(st)) ?: "?");
+			kill(pid, SIGKILL);
+			waitpid(pid, &st, 0);
+			return CLOSED;
+		}
+	}
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 42)
+		return OPEN;
+	kill(pid, SIGKILL);
+	if (!rep->why[0])
+		snprintf(rep->why, sizeof(rep->why), "child: %s %d",
+			 WIFEXITED(st) ? "exit" : "status", WIFEXITED(st) ?
+			 WEXITSTATUS(st) : st);
+	return CLOSED;
+}
+
+static enum verdict r_memfd_double_map(void)
+{
+	int fd = memfd_create("fmm-wx", MFD_CLOEXEC);
+	unsigned char *w, *x;
+
+	if (fd < 0)
+		return fail("memfd_create");
+	if (ftruncate(fd, page))
+		return fail("ftruncate");
+	w = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (w == MAP_FAILED)
+		return fail("mmap(RW)");
+	x = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	if (x == MAP_FAILED)
+		return fail("mmap(RX)");
+	memcpy(w, code, sizeof(code));
+	return call(x);
+}
+
+static enum verdict r_file_open_for_write(void)
+{
+	char path[] = "/tmp/fmm-wx.XXXXXX";
+	int fd = mkstemp(path);
+	void *p;
+
+	if (fd < 0)
+		return fail("mkstemp");
+	unlink(path);
+	if (ftruncate(fd, page))
+		return fail("ftruncate");
+	p = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return fail("mmap");
+	if (pwrite(fd, code, sizeof(code), 0) != sizeof(code))
+		return fail("pwrite");
+	return call(p);
+}
+
+static enum verdict r_written_file_mapped(void)
+{
+	const char *what;
+	int fd = ro_file("/tmp", page, true, false, &what);
+	void *p;
+
+	if (fd < 0)
+		return fail(what);
+	p = mmap(NULL, page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	if (p == MAP_FAILED)
+		return fail("mmap");
+	return call(p);
+}
+
+/* --- the table ----------------------------------------------------------- */
+
+struct route {
+	const char *name;
+	enum verdict (*fn)(void);
+	enum verdict expect0, expect3;	/* stock rules; W^X (nx=3) */
+	const char *how;
+};
+
+#define R(n, f, e0, e3, h) { n, f, e0, e3, h }
+static const struct route routes[] = {
+	R("mmap-anon-rwx", r_mmap_anon_rwx, OPEN, CLOSED,
+	  "mmap anonymous RWX, write, call"),
+	R("mprotect-anon", r_mprotect_anon, OPEN, CLOSED,
+	  "anonymous RW, write, mprotect(RX), call"),
+	R("mprotect-anon-rwx", r_mprotect_anon_rwx, OPEN, CLOSED,
+	  "anonymous RW, write, mprotect(RWX), call"),
+	R("pkey-mprotect-anon", r_pkey_mprotect_anon, OPEN, CLOSED,
+	  "anonymous RW, write, pkey_mprotect(RX, pkey_alloc() or -1), call"),
+	R("mprotect-file-cow", r_mprotect_file_cow, OPEN, CLOSED,
+	  "O_RDONLY /tmp file mapped private RW, written (COW), mprotect(RX), call"),
+	R("mprotect-after-mremap", r_mprotect_after_mremap, OPEN, CLOSED,
+	  "anonymous RW written, mremap to twice the size, mprotect(RX), call"),
+	R("mprotect-rw-r-rx", r_mprotect_rw_r_rx, OPEN, CLOSED,
+	  "anonymous RW written, mprotect(R), mprotect(RX), call"),
+	R("mprotect-forked-child", r_mprotect_forked_child, OPEN, CLOSED,
+	  "anonymous RW written, fork, the child mprotects RX and calls"),
+	R("shmat-exec", r_shmat_exec, OPEN, CLOSED,
+	  "SysV shm (mode 0700) attached SHM_EXEC (RWX), write, call"),
+	R("shmat-rdonly-exec", r_shmat_rdonly_exec, OPEN, CLOSED,
+	  "SysV shm attached RW and written, attached again SHM_RDONLY|SHM_EXEC, call that"),
+	R("uffd-copy-anon", r_uffd_copy_anon, OPEN, CLOSED,
+	  "anonymous private R|X registered MISSING, UFFDIO_COPY the code in, call"),
+	R("uffd-copy-shmem", r_uffd_copy_shmem, OPEN, CLOSED,
+	  "sparse memfd mapped private R|X, MISSING, UFFDIO_COPY, call"),
+	R("uffd-copy-tmpfs", r_uffd_copy_tmpfs, OPEN, CLOSED,
+	  "sparse /dev/shm file (O_RDONLY) mapped private R|X, MISSING, UFFDIO_COPY, call"),
+	R("uffd-copy-hugetlb", r_uffd_copy_hugetlb, OPEN, CLOSED,
+	  "MFD_HUGETLB memfd mapped private R|X, MISSING, UFFDIO_COPY 2 MiB, call"),
+	R("uffd-continue", r_uffd_continue, OPEN, CLOSED,
+	  "memfd holding the code mapped private R|X, MINOR, UFFDIO_CONTINUE, call"),
+	R("uffd-zeropage", r_uffd_zeropage, OPEN, CLOSED,
+	  "sparse tmpfs file mapped private R|X, MISSING, UFFDIO_ZEROPAGE succeeds (not called)"),
+	R("shared-anon-alias", r_shared_anon_alias, OPEN, CLOSED,
+	  "shared anonymous R|X, mremap(old_size 0) alias mprotect RW, write alias, call original"),
+	R("shared-anon-alias-rw", r_shared_anon_alias_rw, OPEN, CLOSED,
+	  "shared anonymous RW written, mremap(old_size 0) alias, mprotect original RX, call"),
+	R("personality-rie", r_personality_rie, OPEN, CLOSED,
+	  "personality(READ_IMPLIES_EXEC), mmap anonymous RW (so RWX), write, call"),
+	R("rwx-pt-load", r_rwx_pt_load, OPEN, CLOSED,
+	  "exec a copy of fmm-nx with an RWX PT_LOAD (--rwx-helper), exit 0"),
+	R("proc-self-mem", r_proc_self_mem, OPEN, CLOSED,
+	  "own executable mapped private R|X, pwrite the code via /proc/self/mem, call"),
+	R("process-vm-writev", r_process_vm_writev, CLOSED, CLOSED,
+	  "own executable mapped private R|X, process_vm_writev to self: closed by the kernel (EFAULT, no FOLL_FORCE)"),
+	R("ptrace-poke", r_ptrace_poke, OPEN, OPEN,
+	  "child maps own executable R|X, PTRACE_TRACEME; parent POKEDATAs the code; out of W^X scope"),
+	R("memfd-double-map", r_memfd_double_map, OPEN, OPEN,
+	  "memfd mapped shared RW and shared RX, write one, call the other; out of W^X scope"),
+	R("file-open-for-write", r_file_open_for_write, OPEN, OPEN,
+	  "/tmp file open O_RDWR mapped shared R|X, pwrite the code, call; out of W^X scope"),
+	R("written-file-mapped", r_written_file_mapped, OPEN, OPEN,
+	  "code written to a /tmp file, reopened O_RDONLY, mapped R|X, call; out of W^X scope"),
+};
+#define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/* Run one route in a child; its verdict, and why in @why. */
+static enum verdict run_route(const struct route *r, char *why, size_t len)
+{
+	enum verdict v;
+	pid_t pid;
+	int st;
+
+	memset(rep, 0, sizeof(*rep));
+	fflush(NULL);
+	pid = fork();
+	if (pid < 0)
+		ksft_exit_fail_msg("fork: %s\n", strerror(errno));
+	if (pid == 0) {
+		alarm(10);
+		step("start");
+		_exit(r->fn());
+	}
+	if (waitpid(pid, &st, 0) != pid)
+		ksft_exit_fail_msg("waitpid: %s\n", strerror(errno));
+	if (WIFEXITED(st) && WEXITSTATUS(st) <= UNTESTABLE) {
+		v = WEXITSTATUS(st);
+		snprintf(why, len, "%s", v == OPEN ? "" : rep->why);
+	} else if (WIFSIGNALED(st)) {
+		v = CLOSED;
+		snprintf(why, len, "%s SIG%s%s", rep->step,
+			 sigabbrev_np(WTERMSIG(st)) ?: "?",
+			 WTERMSIG(st) == SIGALRM ? " (hung)" : "");
+	} else {
+		v = CLOSED;
+		snprintf(why, len, "%s: exit %d", rep->step, WEXITSTATUS(st));
+	}
+	return v;
+}
+
+static void usage(const char *prog)
+{
+	fprintf(stderr, "usage: %s [--rwx-helper PATH] --print | --expect 0|3 | --list\n",
+		prog);
+	exit(KSFT_FAIL);
+}
+
+/* fmm-nx-NN-rwxtext beside our own executable. */
+static const char *default_helper(void)
+{
+	static char path[PATH_MAX];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 32);
+	char *slash;
+
+	if (n < 0)
+		n = 0;
+	path[n] = '\0';
+	slash = strrchr(path, '/');
+	if (slash)
+		slash[1] = '\0';
+	else
+		path[0] = '\0';
+	strcat(path, sizeof(long) == 4 ? "fmm-nx-32-rwxtext" :
+					 "fmm-nx-64-rwxtext");
+	return path;
+}
+
+int main(int argc, char **argv)
+{
+	char why[sizeof(rep->why) + sizeof(rep->step) + 200];
+	enum verdict want, got;
+	int i = 1, mode = -1;
+	bool print = false;
+	size_t k;
+
+	page = sysconf(_SC_PAGESIZE);
+	if (argc > 2 && !strcmp(argv[1], "--rwx-helper")) {
+		rwx_helper = argv[2];
+		i = 3;
+	} else {
+		rwx_helper = default_helper();
+	}
+	if (argc == i + 1 && !strcmp(argv[i], "--list")) {
+		for (k = 0; k < NROUTES; k++)
+			printf("%s %s %s %s\n", routes[k].name,
+			       verdict_names[routes[k].expect0],
+			       verdict_names[routes[k].expect3], routes[k].how);
+		return 0;
+	} else if (argc == i + 1 && !strcmp(argv[i], "--print")) {
+		print = true;
+	} else if (argc == i + 2 && !strcmp(argv[i], "--expect") &&
+		   (!strcmp(argv[i + 1], "0") || !strcmp(argv[i + 1], "3"))) {
+		mode = argv[i + 1][0] - '0';
+	} else {
+		usage(argv[0]);
+	}
+
+	rep = mmap(NULL, sizeof(*rep), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (rep == MAP_FAILED)
+		ksft_exit_fail_msg("mmap: %s\n", strerror(errno));
+
+	if (!print) {
+		ksft_print_header();
+		ksft_set_plan(NROUTES);
+		ksft_print_msg("PID %d, %d-bit, uid %d, checking the %s table, rwx helper %s\n",
+			       getpid(), sizeof(long) == 4 ? 32 : 64,
+			       (int)getuid(), mode ? "W^X (nx=3)" : "stock",
+			       rwx_helper);
+	}
+	for (k = 0; k < NROUTES; k++) {
+		const struct route *r = &routes[k];
+
+		got = run_route(r, why, sizeof(why));
+		if (print) {
+			printf("%s %s%s%s\n", r->name, verdict_names[got],
+			       got == OPEN ? "" : ": ", why);
+			continue;
+		}
+		want = mode ? r->expect3 : r->expect0;
+		ksft_test_result(got == want, "%s: %s%s%s (want %s)\n", r->name,
+				 verdict_names[got], got == OPEN ? "" : ": ",
+				 why, verdict_names[want]);
+	}
+	if (print)
+		return 0;
+	ksft_finished();
+}
