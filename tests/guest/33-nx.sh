@@ -90,6 +90,41 @@ for bad in 4 -1 abc '' 2x ' ' 99999999999; do
 	fi
 done
 
+# A write that parses no value (at a non-zero offset, which the kernel's
+# parser ignores) must change nothing: it once re-applied the value read
+# before parsing, undoing a concurrent writer's change. One process makes
+# such writes in a loop while another sets 0 and 2 in turn and reads each
+# back; any other value read back is a lost write.
+if command -v python3 >/dev/null; then
+	lost=$(python3 - "$S" <<'EOF'
+import os, sys
+path = sys.argv[1]
+pid = os.fork()
+if pid == 0:
+    fd = os.open(path, os.O_WRONLY)
+    for _ in range(100000):
+        try:
+            os.pwrite(fd, b"1\n", 5)
+        except OSError:
+            pass
+    os._exit(0)
+lost = 0
+for i in range(10000):
+    v = b"0\n" if i % 2 else b"2\n"
+    with open(path, "wb", buffering=0) as f:
+        f.write(v)
+    with open(path, "rb") as f:
+        if f.read() != v:
+            lost += 1
+os.kill(pid, 9)
+os.waitpid(pid, 0)
+print(lost)
+EOF
+	)
+	t_eq "nx: writes at a non-zero offset never undo another writer's value" 0 "$lost"
+	echo 2 >$S
+fi
+
 # --- each mode ----------------------------------------------------------
 for mode in 0 1 2 3; do
 	echo $mode >$S

@@ -155,6 +155,17 @@ refuse "PID not a number" "Invalid argument" "abc legacy"
 refuse "negative PID" "Invalid argument" "-5 legacy"
 refuse "trailing junk" "Invalid argument" "$wpid legacy extra"
 refuse "empty line" "Invalid argument" ""
+# PID 1's allocator must not move: 4294967297 truncated to an int is 1.
+pid1_before=$(task_line 1)
+refuse "PID past an int (2^32 + 1)" "Invalid argument" "4294967297 legacy"
+refuse "PID and mode glued (1legacy)" "Invalid argument" "1legacy"
+refuse "PID with trailing junk" "Invalid argument" "${wpid}x legacy"
+refuse "PID 0" "Invalid argument" "0 legacy"
+refuse "mode glued to junk" "Invalid argument" "$wpid legacyx"
+t_eq "after the malformed PIDs PID 1's allocator is unchanged" \
+	"$pid1_before" "$(task_line 1)"
+refuse "root in a user namespace (unshare -U -r)" "Permission denied" \
+	"$wpid flexible" unshare -U -r
 refuse "root without CAP_SYS_ADMIN" "Operation not permitted" "$wpid flexible" \
 	setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin
 refuse "an unprivileged user" "Permission denied" "$wpid flexible" \
