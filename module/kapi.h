@@ -17,6 +17,7 @@
 #include <linux/version.h>
 #include <linux/mman.h>
 #include <linux/mm.h>
+#include <linux/ptrace.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 #define FMM_KAPI_MMF
@@ -50,6 +51,30 @@
 #else
 #define FMM_UFFD_VMA_ARG 2
 #define FMM_UFFD_HUGETLB_FILL "hugetlb_mcopy_atomic_pte"
+#endif
+
+/*
+ * The anonymous UFFDIO_ZEROPAGE maps the zero page without either fill
+ * function: its entry, 6.1's mfill_zeropage(dst_mm, start, len, ...) or
+ * 6.12's mfill_atomic_zeropage(ctx, start, len), whose ctx knows the mm.
+ */
+#ifdef FMM_KAPI_MMF
+#define FMM_UFFD_ZEROPAGE "mfill_atomic_zeropage"
+#ifdef CONFIG_USERFAULTFD
+#include <linux/userfaultfd_k.h>
+static inline struct mm_struct *fmm_uffd_zeropage_mm(struct pt_regs *regs)
+{
+	struct userfaultfd_ctx *ctx = (void *)regs_get_kernel_argument(regs, 0);
+
+	return ctx->mm;
+}
+#endif
+#else
+#define FMM_UFFD_ZEROPAGE "mfill_zeropage"
+static inline struct mm_struct *fmm_uffd_zeropage_mm(struct pt_regs *regs)
+{
+	return (void *)regs_get_kernel_argument(regs, 0);
+}
 #endif
 
 /* 6.1 has neither: both are then flags no mapping carries. */

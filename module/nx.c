@@ -40,6 +40,7 @@
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/mmap_lock.h>
 #include <linux/mount.h>
 #include <linux/moduleparam.h>
 #include <linux/mutex.h>
@@ -359,9 +360,8 @@ NOKPROBE_SYMBOL(fmm_wx_shmat_pre);
  * whatever its protection ("even without PROT_WRITE").  Both fill functions
  * run under the destination mm's mmap lock with the vma in hand, so the
  * vma's VM_EXEC cannot change between this check and the fill (mprotect
- * takes the lock for writing).  The ioctl then fails with EACCES.  Not
- * hooked: the anonymous ZEROPAGE, which maps the zero page (no chosen
- * bytes; and anonymous memory cannot be executable under mode 3).
+ * takes the lock for writing).  The ioctl then fails with EACCES.  The
+ * anonymous ZEROPAGE maps the zero page without them: see below.
  */
 static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -376,6 +376,45 @@ static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 NOKPROBE_SYMBOL(fmm_wx_uffd_pre);
+
+/* A caller of the zeropage ioctl may retry on EAGAIN (mmap changing). */
+static noinline long fmm_nx_eagain(void)
+{
+	return -EAGAIN;
+}
+
+/*
+ * The anonymous UFFDIO_ZEROPAGE (the zero page: no chosen bytes, but a
+ * fill all the same) is checked at the ioctl's entry, where the mmap lock
+ * is not held yet: a try-lock (kprobe handlers cannot sleep) to find the
+ * vma, and EAGAIN when it is contended.  A vma swapped in between the check
+ * and the fill gets zeros, never chosen bytes.
+ */
+static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct mm_struct *mm = fmm_uffd_zeropage_mm(regs);
+	unsigned long start = regs_get_kernel_argument(regs, 1);
+	unsigned long len = regs_get_kernel_argument(regs, 2);
+	struct vm_area_struct *vma;
+	bool exec;
+
+	if (!len || start + len < start || !fmm_mm_wx(mm))
+		return 0;
+	if (!mmap_read_trylock(mm)) {
+		instruction_pointer_set(regs, (unsigned long)fmm_nx_eagain);
+		return 1;
+	}
+	vma = find_vma_intersection(mm, start, start + len);
+	exec = vma && (vma->vm_flags & VM_EXEC);
+	mmap_read_unlock(mm);
+	if (!exec)
+		return 0;
+	fmm_wx_report("userfaultfd", "UFFDIO_ZEROPAGE", NULL,
+		      "executable memory");
+	return fmm_nx_deny(regs, &fmm_stats.wx_denied_uffd);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_uffd_zeropage_pre);
 
 /*
  * access_remote_vm(mm, addr, buf, len, gup_flags): its one writer is
@@ -406,6 +445,9 @@ static struct fmm_hook fmm_wx_hooks[] = {
 	  .absent = !IS_ENABLED(CONFIG_SYSVIPC) },
 	{ .symbol = "mfill_atomic_install_pte",
 	  .pre = fmm_wx_uffd_pre,
+	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) },
+	{ .symbol = FMM_UFFD_ZEROPAGE,
+	  .pre = fmm_wx_uffd_zeropage_pre,
 	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) },
 	{ .symbol = FMM_UFFD_HUGETLB_FILL,
 	  .pre = fmm_wx_uffd_pre,

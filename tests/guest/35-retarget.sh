@@ -164,7 +164,7 @@ refuse "PID 0" "Invalid argument" "0 legacy"
 refuse "mode glued to junk" "Invalid argument" "$wpid legacyx"
 t_eq "after the malformed PIDs PID 1's allocator is unchanged" \
 	"$pid1_before" "$(task_line 1)"
-refuse "root in a user namespace (unshare -U -r)" "Permission denied" \
+refuse "root in a user namespace (unshare -U -r)" "Operation not permitted" \
 	"$wpid flexible" unshare -U -r
 refuse "root without CAP_SYS_ADMIN" "Operation not permitted" "$wpid flexible" \
 	setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin

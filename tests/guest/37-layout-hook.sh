@@ -4,7 +4,7 @@
 # the kernel's mmap layout hook: while every layout mode is exercised, no
 # kprobe and no ftrace entry is added (/sys/kernel/debug/kprobes/list and
 # /sys/kernel/tracing/enabled_functions stay as before insmod), huge pages
-# follow the layout, and only nx=3 arms its four W^X probes.  A process
+# follow the layout, and only nx=3 arms its W^X probes.  A process
 # left on the trampoline by an unloaded module is on the kernel's allocator
 # for the next load.  On the stock kernel the same lists show the layout
 # kprobes (which proves the check can see them).  On 6.10+ (Debian 13's
@@ -82,8 +82,25 @@ t_diag "kprobe and ftrace entries with the module loaded, before nx=3:" \
 
 echo 3 >/proc/sys/vm/flexmmap_nx
 added=$(comm -13 <(sort <<<"$before") <(hooked | sort) | awk '$1 == "kprobe" { print $2 }' | sort -u | paste -sd' ')
+# The W^X probes of this kernel's configuration: userfaultfd's fill
+# functions only where it has userfaultfd (not the source-built kernel),
+# the hugetlb one renamed in 6.12.
+wx_want="__ia32_sys_personality __x64_sys_personality access_remote_vm security_file_mprotect security_mmap_file security_shm_shmat"
+if [ -e /proc/sys/vm/unprivileged_userfaultfd ]; then
+	wx_want+=" mfill_atomic_install_pte"
+	case $(uname -r) in
+	6.1.*) wx_want+=" mfill_zeropage" ;;
+	*) wx_want+=" mfill_atomic_zeropage" ;;
+	esac
+	if [ -e /proc/sys/vm/nr_hugepages ]; then
+		case $(uname -r) in
+		6.1.*) wx_want+=" hugetlb_mcopy_atomic_pte" ;;
+		*) wx_want+=" hugetlb_mfill_atomic_pte" ;;
+		esac
+	fi
+fi
 t_eq "nx=3 arms only its W^X kprobes" \
-	"__ia32_sys_personality __x64_sys_personality security_file_mprotect security_mmap_file" "$added"
+	"$(tr ' ' '\n' <<<"$wx_want" | sort | paste -sd' ')" "$added"
 echo 0 >/proc/sys/vm/flexmmap_nx
 t_eq "nx=0 disarms them" "$before" "$(hooked)"
 
