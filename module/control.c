@@ -145,6 +145,19 @@ static int fmm_retarget_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 	return ret;
 }
 
+/*
+ * vm.flexmmap_layout: as proc_dointvec_minmax, for CAP_SYS_ADMIN in the
+ * initial user namespace only, like vm.flexmmap_nx and _retarget: root
+ * inside a user namespace, or a uid 0 without the capability, is refused.
+ */
+static int fmm_layout_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
+			     void *buffer, size_t *lenp, loff_t *ppos)
+{
+	if (write && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	return proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+}
+
 static int fmm_nx_max = FLEXMMAP_NX_MAX;
 
 static struct ctl_table fmm_sysctls[] = {
@@ -153,7 +166,7 @@ static struct ctl_table fmm_sysctls[] = {
 		.data = &fmm_layout,
 		.maxlen = sizeof(int),
 		.mode = 0644,
-		.proc_handler = proc_dointvec_minmax,
+		.proc_handler = fmm_layout_sysctl,
 		.extra1 = SYSCTL_ZERO,
 		.extra2 = &fmm_layout_max,
 	},

@@ -98,7 +98,7 @@ static inline enum fmm_alloc fmm_kernel_of(enum fmm_alloc a)
  * @wx_denied_personality: W^X denials of personality(READ_IMPLIES_EXEC)
  * @wx_denied_shmat: W^X denials of shmat(SHM_EXEC)
  * @wx_denied_uffd: W^X denials of userfaultfd fills of executable memory
- * @wx_denied_mem: W^X denials of writes through /proc/PID/mem
+ * @wx_denied_mem: W^X denials of writes through /proc/PID/mem or ptrace
  */
 struct fmm_stats {
 	atomic_long_t exec_kernel;

@@ -20,8 +20,8 @@
  * Mode 3 marks the mm (kapi.c: exec clears the mark, fork copies it) and
  * arms more probes, only while mode 3 is on: security_mmap_file(),
  * security_file_mprotect(), personality() (64- and 32-bit),
- * security_shm_shmat(), userfaultfd's two page-fill functions and
- * access_remote_vm() (/proc/PID/mem).  Documentation/flexmmap.rst has the
+ * security_shm_shmat(), userfaultfd's page fills, access_remote_vm()
+ * (/proc/PID/mem) and ptrace_access_vm().  Documentation/flexmmap.rst has the
  * table of routes to executable memory and how each is closed, which
  * userspace-probes/fmm-wx.c tries one by one.  They decide before the
  * function runs;
@@ -36,6 +36,7 @@
 
 #include <linux/kernel.h>
 #include <linux/binfmts.h>
+#include <linux/capability.h>
 #include <linux/fs.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
@@ -48,6 +49,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/shm.h>
+#include <uapi/linux/shm.h>
 #include <linux/string.h>
 #include <linux/spinlock.h>
 #include <linux/sysctl.h>
@@ -417,10 +419,10 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(fmm_wx_uffd_zeropage_pre);
 
 /*
- * access_remote_vm(mm, addr, buf, len, gup_flags): its one writer is
- * /proc/PID/mem, with FOLL_FORCE, which writes through any protection.
- * Refused for a W^X mm whoever writes: mem_rw() reads 0 as EIO.  ptrace's
- * PTRACE_POKE* go through ptrace_access_vm(), out of scope (debuggers).
+ * access_remote_vm(mm, addr, buf, len, gup_flags): its writer is
+ * /proc/PID/mem (and, since 6.9, ptrace_access_vm()), with FOLL_FORCE,
+ * which writes through any protection.  Refused for a W^X mm whoever
+ * writes: mem_rw() reads 0 as EIO.
  */
 static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -434,6 +436,32 @@ static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
 }
 
 NOKPROBE_SYMBOL(fmm_wx_mem_pre);
+
+/*
+ * ptrace_access_vm(tsk, addr, buf, len, gup_flags): PTRACE_POKETEXT/DATA
+ * write with FOLL_FORCE too, so a process that lets a helper trace it
+ * (PR_SET_PTRACER, or ptrace_scope 0) could have its code written.
+ * Refused into a W^X mm (the tracer gets EIO), which also stops debugger
+ * breakpoints there.  tsk->mm is stable under task_lock.
+ */
+static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	struct task_struct *tsk = (void *)regs_get_kernel_argument(regs, 0);
+	unsigned int gup_flags = regs_get_kernel_argument(regs, 4);
+	bool wx;
+
+	if (!(gup_flags & FOLL_WRITE))
+		return 0;
+	task_lock(tsk);
+	wx = fmm_mm_wx(tsk->mm);
+	task_unlock(tsk);
+	if (!wx)
+		return 0;
+	fmm_wx_report("ptrace", "PTRACE_POKE", NULL, "a W^X process");
+	return fmm_nx_deny_zero(regs, &fmm_stats.wx_denied_mem);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);
 
 static struct fmm_hook fmm_wx_hooks[] = {
 	{ .symbol = "security_mmap_file", .pre = fmm_wx_mmap_pre },
@@ -454,6 +482,7 @@ static struct fmm_hook fmm_wx_hooks[] = {
 	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) ||
 		    !IS_ENABLED(CONFIG_HUGETLB_PAGE) },
 	{ .symbol = "access_remote_vm", .pre = fmm_wx_mem_pre },
+	{ .symbol = "ptrace_access_vm", .pre = fmm_wx_ptrace_pre },
 };
 
 static bool fmm_wx_armed;
@@ -521,6 +550,8 @@ int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 	 * offset) leaves -1 there: it must change nothing, not re-apply a value
 	 * read before a concurrent writer's change.
 	 */
+	if (write && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	t.data = &mode;
 	ret = proc_dointvec_minmax(&t, write, buffer, lenp, ppos);
 	if (ret || !write || mode < 0)

@@ -50,6 +50,32 @@ for good in 0 1 2 3; do
 	t_eq "write $good accepted" "$good" "$(cat $S)"
 done
 
+# Writers without CAP_SYS_ADMIN in the initial user namespace are refused
+# and change nothing: nobody, root in a user namespace (as root and as
+# nobody), root without the capability. Readers may read.
+echo 2 >$S
+echo 0 >/proc/sys/vm/flexmmap_nx
+for f in flexmmap_layout flexmmap_nx; do
+	v=$(cat /proc/sys/vm/$f)
+	for who in nobody userns nobody-userns nocap; do
+		case $who in
+		nobody) run=(setpriv --reuid=65534 --regid=65534 --clear-groups) ;;
+		userns) run=(unshare -U -r) ;;
+		nobody-userns) run=(setpriv --reuid=65534 --regid=65534 --clear-groups unshare -U -r) ;;
+		nocap) run=(setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin) ;;
+		esac
+		# shellcheck disable=SC2016 # expanded by the inner sh
+		if "${run[@]}" sh -c 'echo 1 >"$1"' sh "/proc/sys/vm/$f" 2>/dev/null; then
+			t_fail "vm.$f: a write by $who is refused" "the write succeeded"
+		else
+			t_eq "vm.$f: a write by $who is refused, value stays $v" "$v" \
+				"$(cat /proc/sys/vm/$f)"
+		fi
+		t_eq "vm.$f: $who can read it" "$v" \
+			"$("${run[@]}" cat /proc/sys/vm/$f 2>&1)"
+	done
+done
+
 # Concurrent writers of valid values: the value is always a valid one.
 for w in 0 1 2 3; do
 	(for _ in $(seq 200); do echo $w >$S; done) &

@@ -5,7 +5,7 @@
 # READ_IMPLIES_EXEC, an RWX PT_LOAD, /proc/self/mem, process_vm_writev,
 # ptrace, double maps and written files.  On the stock kernel each is open
 # (but process_vm_writev, which the kernel refuses); under W^X (nx=3) each is
-# closed but the four out of W^X's scope, for root and for nobody, and the
+# closed but the three out of W^X's scope, for root and for nobody, and the
 # denials are counted; back at nx=0 the stock table holds again.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
