@@ -33,16 +33,22 @@
 
 /*
  * /proc/flexmmap/stats: "name value" lines, one counter per line.
- * /proc/flexmmap/tasks: one line per process with an mm:
+ * /proc/flexmmap/tasks: one line per process with an mm that this /proc
+ * shows the reader (its PID namespace, hidepid):
  *	"PID MODE ALLOCATOR nx=N COMM"
- * MODE is the mode applied at the process's last exec ("kernel" when the
- * module left the kernel's choice, or the module was not loaded then),
- * ALLOCATOR one of the FLEXMMAP_ALLOC_* strings below, N the
- * vm.flexmmap_nx mode that exec ran under (0 also when the module was not
- * loaded then; fork passes both on while the module is loaded).
+ * PID as numbered in that /proc's PID namespace.  MODE is the mode applied
+ * at the process's last exec ("kernel" when the module left the kernel's
+ * choice, or the module was not loaded then), ALLOCATOR one of the
+ * FLEXMMAP_ALLOC_* strings below, N the vm.flexmmap_nx mode that exec ran
+ * under (0 also when the module was not loaded then; fork passes both on
+ * while the module is loaded).  MODE, ALLOCATOR and nx=N are each "-" for
+ * a process the reader may not ptrace-read.  COMM is escaped as in
+ * /proc/PID/status, blanks as octal (\040): it is always one field.
+ * /proc/flexmmap/self: the reader's own line, in the same format.
  */
 #define FLEXMMAP_PROC_STATS "/proc/flexmmap/stats"
 #define FLEXMMAP_PROC_TASKS "/proc/flexmmap/tasks"
+#define FLEXMMAP_PROC_SELF "/proc/flexmmap/self"
 
 #define FLEXMMAP_ALLOC_KERNEL_TOPDOWN "kernel-topdown"
 #define FLEXMMAP_ALLOC_KERNEL_BOTTOMUP "kernel-bottomup"

@@ -168,6 +168,7 @@ void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
 void fmm_mm_exec_reset(struct mm_struct *mm);
 struct ctl_table_header *fmm_register_vm_sysctls(struct ctl_table *table,
 						 size_t n);
+bool fmm_ptrace_may_access(struct task_struct *task, unsigned int mode);
 #ifdef FMM_KAPI_MMF
 bool fmm_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 bool fmm_mm_redirected(struct mm_struct *mm);
@@ -264,7 +265,5 @@ void fmm_hooks_show(struct seq_file *m);
 /* control.c */
 int fmm_control_init(void);
 void fmm_control_exit(void);
-typedef void (*fmm_mm_fn)(struct task_struct *t, void *arg);
-void fmm_walk_mms(fmm_mm_fn fn, void *arg);
 
 #endif /* _FMM_H */

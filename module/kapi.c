@@ -9,8 +9,8 @@
  * - 6.1 stock (FMM_KAPI_PTR): the per-mm get_unmapped_area pointer points
  *   at the kernel's allocators or at ours; the NX mode is in mm->flags.
  * - 6.1 built with patches/ (CONFIG_MMAP_LAYOUT): the kernel exports what
- *   we need, and its mms point at the kernel's trampoline rather than at
- *   us, with our allocator in mm->mmap_layout.
+ *   we need but ptrace_may_access(), and its mms point at the kernel's
+ *   trampoline rather than at us, with our allocator in mm->mmap_layout.
  * - 6.10+ (FMM_KAPI_MMF, Debian 13's 6.12): no pointer; MMF_TOPDOWN gives
  *   the kernel's direction and our record is in the high bits of
  *   mm->flags.
@@ -24,6 +24,7 @@
 #include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/personality.h>
+#include <linux/ptrace.h>
 #include <linux/compat.h>
 #include <linux/random.h>
 #include <linux/security.h>
@@ -57,6 +58,63 @@ static fmm_gua_t fmm_allocs[] = {
 };
 #endif
 
+/* Not exported by any kernel: found through kallsyms in every variant. */
+static bool (*fmm_k_ptrace_may_access)(struct task_struct *task,
+				       unsigned int mode);
+
+static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
+
+/*
+ * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
+ * on it by name tells us where it is.
+ */
+static int fmm_find_kallsyms(void)
+{
+	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	int ret;
+
+	ret = register_kprobe(&kp);
+	if (ret < 0) {
+		pr_err("cannot find kallsyms_lookup_name (%d)\n", ret);
+		return ret;
+	}
+	fmm_kallsyms_lookup_name = (void *)kp.addr;
+	unregister_kprobe(&kp);
+	return 0;
+}
+
+static int fmm_lookup(const char *name, unsigned long *addr)
+{
+	*addr = fmm_kallsyms_lookup_name(name);
+	if (!*addr) {
+		pr_err("kernel symbol %s not found\n", name);
+		return -ENOENT;
+	}
+	return 0;
+}
+
+/* What every variant looks up. */
+static int fmm_kapi_lookup_common(void)
+{
+	unsigned long a;
+	int ret;
+
+	ret = fmm_find_kallsyms();
+	if (ret)
+		return ret;
+	ret = fmm_lookup("ptrace_may_access", &a);
+	if (ret)
+		return ret;
+	fmm_k_ptrace_may_access = (void *)a;
+	return 0;
+}
+
+/* ptrace_may_access(): @task's lock must not be held. */
+bool fmm_ptrace_may_access(struct task_struct *task, unsigned int mode)
+{
+	return fmm_k_ptrace_may_access(task, mode);
+}
+
 #ifdef FMM_HAVE_LAYOUT_HOOK
 /*
  * With the layout hook, a module mm points at mmap_layout_get_unmapped_area()
@@ -85,7 +143,7 @@ static unsigned long fmm_load;
 int fmm_kapi_init(void)
 {
 	fmm_load = (unsigned long)(get_random_u32() | 1) << FMM_WORD_LOAD_SHIFT;
-	return 0;
+	return fmm_kapi_lookup_common();
 }
 
 enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm)
@@ -159,8 +217,6 @@ void fmm_mm_exec_reset(struct mm_struct *mm)
 {
 }
 #else /* !FMM_HAVE_LAYOUT_HOOK */
-static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
-
 /* Kernel objects we need but the kernel does not export. */
 static unsigned long *fmm_k_stack_guard_gap;
 static unsigned long *fmm_k_mmap_min_addr;
@@ -171,41 +227,12 @@ static unsigned long fmm_k_gua[2];
 static void fmm_mmf_init(void);
 #endif
 
-/*
- * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
- * on it by name tells us where it is.
- */
-static int fmm_find_kallsyms(void)
-{
-	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
-	int ret;
-
-	ret = register_kprobe(&kp);
-	if (ret < 0) {
-		pr_err("cannot find kallsyms_lookup_name (%d)\n", ret);
-		return ret;
-	}
-	fmm_kallsyms_lookup_name = (void *)kp.addr;
-	unregister_kprobe(&kp);
-	return 0;
-}
-
-static int fmm_lookup(const char *name, unsigned long *addr)
-{
-	*addr = fmm_kallsyms_lookup_name(name);
-	if (!*addr) {
-		pr_err("kernel symbol %s not found\n", name);
-		return -ENOENT;
-	}
-	return 0;
-}
-
 int fmm_kapi_init(void)
 {
 	unsigned long a;
 	int ret;
 
-	ret = fmm_find_kallsyms();
+	ret = fmm_kapi_lookup_common();
 	if (ret)
 		return ret;
 

@@ -44,7 +44,7 @@
  * Output: "key=value" lines (and "#" comments), values in bytes (decimal)
  * or addresses (0x hex):
  *   bits, pid, personality, addr_limit_3gb, randomize, page_size,
- *   overcommit_memory, fmm_mode/fmm_alloc (this PID in /proc/flexmmap/tasks,
+ *   overcommit_memory, fmm_mode/fmm_alloc (our line in /proc/flexmmap/self,
  *   "none" without the module), task_size, legacy_base (the nominal
  *   __TASK_UNMAPPED_BASE), stack_rlimit, stack_gap (mmap_base()'s gap rule:
  *   rlimit + stack randomisation + guard, clamped to [128 MiB, 5/6 task
@@ -219,22 +219,16 @@ static void find_image(void)
 	}
 }
 
-/* This PID's "PID MODE ALLOCATOR nx=N COMM" line, if the module is loaded. */
+/* Our "PID MODE ALLOCATOR nx=N COMM" line, if the module is loaded. */
 static void print_fmm_task(void)
 {
-	char mode[32] = "none", alloc[32] = "none", *line = NULL;
-	size_t len = 0;
-	FILE *fp = fopen(FLEXMMAP_PROC_TASKS, "r");
-	int pid;
+	char mode[32] = "none", alloc[32] = "none";
+	FILE *fp = fopen(FLEXMMAP_PROC_SELF, "r");
 
-	while (fp && getline(&line, &len, fp) != -1) {
-		if (sscanf(line, "%d %31s %31s", &pid, mode, alloc) == 3 &&
-		    pid == getpid())
-			break;
+	if (fp && fscanf(fp, "%*d %31s %31s", mode, alloc) != 2) {
 		strcpy(mode, "unlisted");
 		strcpy(alloc, "unlisted");
 	}
-	free(line);
 	if (fp)
 		fclose(fp);
 	printf("fmm_mode=%s\nfmm_alloc=%s\n", mode, alloc);

@@ -23,13 +23,13 @@
  *			hint, MAP_FIXED, MAP_FIXED_NOREPLACE, stack, vDSO and
  *			len > TASK_SIZE.
  *   --expect any	the layout this process actually got, checked as
- *			above: the direction comes from our own line of
- *			/proc/flexmmap/tasks (what the module says it gave us)
+ *			above: the direction comes from our own line,
+ *			/proc/flexmmap/self (what the module says it gave us)
  *			or, when the module is not loaded (any more), from
  *			where the first mmap landed.  For storms, where the
  *			mode changes under the probe's feet.
- *   --expect-alloc A	find this PID in /proc/flexmmap/tasks and check its
- *			ALLOCATOR column; a missing file is a failure.
+ *   --expect-alloc A	check the ALLOCATOR column of our line,
+ *			/proc/flexmmap/self; a missing file is a failure.
  *   --expect-mode M	same, for the MODE column.
  *   --print		no tests: print the first anonymous mmaps, heap start,
  *			stack top and vDSO as "key=0xADDR" lines, to compare
@@ -676,31 +676,38 @@ static void test_too_big(void)
 			 len, p, p == MAP_FAILED ? strerror(errno) : "mapped");
 }
 
-/* Check our own line of /proc/flexmmap/tasks: "PID MODE ALLOCATOR nx=N COMM". */
+/*
+ * Our line, /proc/flexmmap/self: "PID MODE ALLOCATOR nx=N COMM".  -1 with
+ * errno if the file cannot be opened, 0 if it has no line for us, else 1.
+ */
+static int read_self(char mode[32], char alloc[32])
+{
+	FILE *fp = fopen(FLEXMMAP_PROC_SELF, "r");
+	int found;
+
+	if (!fp)
+		return -1;
+	found = fscanf(fp, "%*d %31s %31s", mode, alloc) == 2;
+	fclose(fp);
+	return found;
+}
+
+/* Check our own line of /proc/flexmmap/self. */
 static void test_tasks(const char *want_alloc, const char *want_mode)
 {
-	char mode[32] = "", alloc[32] = "", *line = NULL;
-	size_t len = 0;
-	bool found = false;
-	FILE *fp;
-	int pid;
+	char mode[32] = "", alloc[32] = "";
+	int found = read_self(mode, alloc);
 
-	fp = fopen(FLEXMMAP_PROC_TASKS, "r");
-	if (!fp) {
+	if (found < 0) {
 		if (want_alloc)
 			ksft_test_result_fail("allocator: expected %s, saw no %s (%s)\n",
-					      want_alloc, FLEXMMAP_PROC_TASKS,
+					      want_alloc, FLEXMMAP_PROC_SELF,
 					      strerror(errno));
 		if (want_mode)
 			ksft_test_result_fail("mode: expected %s, saw no %s\n",
-					      want_mode, FLEXMMAP_PROC_TASKS);
+					      want_mode, FLEXMMAP_PROC_SELF);
 		return;
 	}
-	while (!found && getline(&line, &len, fp) != -1)
-		found = sscanf(line, "%d %31s %31s", &pid, mode, alloc) == 3 &&
-			pid == getpid();
-	free(line);
-	fclose(fp);
 	if (!found) {
 		strcpy(mode, "(PID not listed)");
 		strcpy(alloc, mode);
@@ -721,24 +728,13 @@ static void test_tasks(const char *want_alloc, const char *want_mode)
  */
 static enum fmm_dir actual_dir(const char **why)
 {
-	char mode[32], alloc[32], *line = NULL;
-	size_t len = 0;
-	FILE *fp = fopen(FLEXMMAP_PROC_TASKS, "r");
-	int pid;
+	char mode[32], alloc[32];
 
-	while (fp && getline(&line, &len, fp) != -1) {
-		if (sscanf(line, "%d %31s %31s", &pid, mode, alloc) != 3 ||
-		    pid != getpid())
-			continue;
-		free(line);
-		fclose(fp);
+	if (read_self(mode, alloc) > 0) {
 		*why = strstr(alloc, "bottomup") ? "module query: bottom-up" :
 						   "module query: top-down";
 		return strstr(alloc, "bottomup") ? BOTTOMUP : TOPDOWN;
 	}
-	free(line);
-	if (fp)
-		fclose(fp);
 	L.dir = BOTTOMUP;
 	setup_layout();
 	*why = "no module answer; from the first mmap";

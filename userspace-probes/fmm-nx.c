@@ -14,8 +14,8 @@
  *				that vm.flexmmap_nx mode (0 = the stock
  *				kernel's rules)
  *   fmm-nx-NN --expect any	the mode this process's exec ran under, as
- *				the module reports it ("nx=N" on our line of
- *				/proc/flexmmap/tasks, read first thing); the
+ *				the module reports it ("nx=N" on our line,
+ *				/proc/flexmmap/self, read first thing); the
  *				W^X items may then also succeed, since W^X is
  *				only enforced while nx=3 is set and the module
  *				loaded.  With no module answer, the exec-time
@@ -283,19 +283,15 @@ static void check_wx(const char *item, int got, bool may_deny, bool strict)
 			 item, err_name(got));
 }
 
-/* Our "nx=N" from /proc/flexmmap/tasks; -1 if the module does not list us. */
+/* Our "nx=N" from /proc/flexmmap/self; -1 if the module does not list us. */
 static int queried_mode(void)
 {
-	FILE *fp = fopen(FLEXMMAP_PROC_TASKS, "r");
-	char *line = NULL;
-	size_t len = 0;
-	int pid, nx, mode = -1;
+	FILE *fp = fopen(FLEXMMAP_PROC_SELF, "r");
+	int nx, mode = -1;
 
-	while (fp && mode < 0 && getline(&line, &len, fp) != -1)
-		if (sscanf(line, "%d %*s %*s nx=%d", &pid, &nx) == 2 &&
-		    pid == getpid() && nx >= 0 && nx <= FLEXMMAP_NX_MAX)
-			mode = nx;
-	free(line);
+	if (fp && fscanf(fp, "%*d %*s %*s nx=%d", &nx) == 1 && nx >= 0 &&
+	    nx <= FLEXMMAP_NX_MAX)
+		mode = nx;
 	if (fp)
 		fclose(fp);
 	return mode;

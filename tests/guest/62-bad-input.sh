@@ -53,7 +53,7 @@ echo 0 >$L
 printf '1 2\n' >$L 2>/dev/null
 t_eq "flexmmap_layout takes '1 2' as vm.legacy_va_layout does ($ref)" "$ref" "$(cat $L)"
 
-for f in /proc/flexmmap/stats /proc/flexmmap/tasks; do
+for f in /proc/flexmmap/stats /proc/flexmmap/tasks /proc/flexmmap/self; do
 	if echo 1 >"$f" 2>/dev/null; then
 		t_fail "$f refuses writes" "a write succeeded"
 	else

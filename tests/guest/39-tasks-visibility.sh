@@ -1,0 +1,209 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0
+# /proc/flexmmap/tasks shows a reader what that /proc shows it, no more:
+# only the processes of the procfs instance's PID namespace, numbered as
+# there; none that hidepid hides; MODE, ALLOCATOR and nx only for processes
+# the reader may ptrace-read ("-" otherwise); a comm can add no line and no
+# field.  /proc/flexmmap/self is the reader's own line.  Readers: root,
+# nobody, root of a new user namespace (and nobody's), in the init and in a
+# new PID namespace.
+set -uo pipefail
+# shellcheck source=SCRIPTDIR/lib.sh
+. "$(dirname "$0")/lib.sh"
+t_need_root
+
+NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+HP=/tmp/fmm-39-proc
+rmmod flexmmap 2>/dev/null
+insmod "$FMM_KO" || t_skip_all "insmod failed"
+
+# tv_view P: two lines, the PIDs that P/flexmmap/tasks lists, and the user
+# processes (neither kernel threads nor zombies) P shows this reader.  Only
+# shell builtins: the reader forks nothing between the two looks.  The file
+# is read to its end at once: a line-by-line "read" seeks back after each
+# line, and each seek makes the kernel write the list anew.
+tv_view() {
+	local p=$1 all pid rest d line a=() b=()
+	read -r -d '' all <"$p/flexmmap/tasks"
+	while read -r pid rest; do a+=("$pid"); done <<<"$all"
+	for d in "$p"/[0-9]*; do
+		read -r line <"$d/stat" 2>/dev/null || continue
+		# shellcheck disable=SC2086 # fields after "comm)": state ... flags
+		set -- ${line##*) }
+		# 0x200000: PF_KTHREAD
+		[ "$1" != Z ] && [ $(($7 & 0x200000)) = 0 ] && b+=("${d##*/}")
+	done
+	echo "${a[*]}"
+	echo "${b[*]}"
+}
+# tv_line P PID: PID's line in P/flexmmap/tasks.
+tv_line() { awk -v p="$2" '$1 == p' "$1/flexmmap/tasks"; }
+export -f tv_view tv_line
+
+sorted() { tr ' ' '\n' | grep . | sort -n | tr '\n' ' '; }
+
+# same_set NAME OUTPUT-OF-tv_view: the listed PIDs are the ones /proc shows.
+same_set() {
+	local t p
+	t=$(sed -n 1p <<<"$2" | sorted)
+	p=$(sed -n 2p <<<"$2" | sorted)
+	if [ -n "$p" ] && [ "$t" = "$p" ]; then
+		t_ok "$1"
+	else
+		t_fail "$1" "tasks: $t" "/proc: $p"
+	fi
+}
+
+# has_values NAME LINE / no_values NAME LINE: MODE ALLOCATOR nx shown or "-".
+has_values() {
+	if [[ $2 =~ ^[0-9]+\ [a-z]+\ [a-z-]+\ nx=[0-3]\ [^\ ]+$ ]]; then
+		t_ok "$1"
+	else
+		t_fail "$1" "line: '$2'"
+	fi
+}
+no_values() {
+	if [[ $2 =~ ^[0-9]+\ -\ -\ -\ [^\ ]+$ ]]; then
+		t_ok "$1"
+	else
+		t_fail "$1" "line: '$2'"
+	fi
+}
+
+t_check "/proc/flexmmap/self exists" test -r /proc/flexmmap/self
+
+# --- (a) a new PID namespace -------------------------------------------------
+ns_run() {
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	"$@" bash -c 'sleep 60 & sleep 60 &
+		tv_view /proc
+		echo "pid1: $(tv_line /proc 1)"
+		read -r s rest </proc/flexmmap/self; echo "self: $s $rest"
+		echo "me: $$"
+		kill %1 %2'
+}
+for who in root userns-root; do
+	case $who in
+	root) out=$(ns_run unshare -p -f --mount-proc) ;;
+	userns-root) out=$(ns_run unshare -U -r -p -f --mount-proc) ;;
+	esac
+	same_set "$who, new PID namespace: tasks lists exactly the processes of its /proc" "$out"
+	line=$(sed -n 's/^pid1: //p' <<<"$out")
+	if [[ $line =~ ^1\ .*\ bash$ ]]; then
+		t_ok "$who, new PID namespace: PID 1 is its bash, not the host's init"
+	else
+		t_fail "$who, new PID namespace: PID 1 is its bash, not the host's init" "line: '$line'"
+	fi
+	has_values "$who, new PID namespace: PID 1 (its own) has values" "$line"
+	self=$(sed -n 's/^self: //p' <<<"$out")
+	t_eq "$who, new PID namespace: /proc/flexmmap/self gives its namespace PID" \
+		"$(sed -n 's/^me: //p' <<<"$out")" "${self%% *}"
+	has_values "$who, new PID namespace: /proc/flexmmap/self has values" "$self"
+done
+
+# --- (b) hidepid, and which columns a reader gets ----------------------------
+sleep 60 &
+rootsleep=$!
+out=$(bash -c 'tv_view /proc')
+same_set "root: tasks lists every user process" "$out"
+bad=$(awk '!/^[0-9]+ [a-z]+ [a-z-]+ nx=[0-3] [^ ]+$/' /proc/flexmmap/tasks)
+t_eq "root: every line has values" "" "$bad"
+has_values "root: PID 1 has values" "$(tv_line /proc 1)"
+out=$(bash -c 'read -r l </proc/flexmmap/self; echo "$l"; tv_line /proc $$')
+t_eq "root: /proc/flexmmap/self is its own line" "$(sed -n 2p <<<"$out")" \
+	"$(sed -n 1p <<<"$out")"
+
+out=$("${NOBODY[@]}" bash -c 'sleep 60 & tv_view /proc; kill %1')
+same_set "nobody: tasks lists every user process" "$out"
+no_values "nobody: PID 1 listed, with - for MODE ALLOCATOR nx" \
+	"$("${NOBODY[@]}" bash -c 'tv_line /proc 1')"
+no_values "nobody: root's sleep listed, with -" \
+	"$("${NOBODY[@]}" bash -c "tv_line /proc $rootsleep")"
+has_values "nobody: its own process has values" \
+	"$("${NOBODY[@]}" bash -c 'tv_line /proc $$')"
+has_values "nobody: /proc/flexmmap/self has values" \
+	"$("${NOBODY[@]}" cat /proc/flexmmap/self)"
+
+mkdir -p $HP
+if ! mount -t proc -o hidepid=2 proc $HP; then
+	t_fail "mount proc hidepid=2"
+else
+	out=$("${NOBODY[@]}" bash -c 'sleep 60 & tv_view '$HP'; kill %1')
+	same_set "nobody, hidepid=2: tasks lists only what that /proc shows" "$out"
+	n=$(sed -n 1p <<<"$out" | wc -w)
+	if [ "$n" -ge 2 ] && [ "$n" -le 4 ]; then
+		t_ok "nobody, hidepid=2: sees only its own processes"
+	else
+		t_fail "nobody, hidepid=2: sees only its own processes" "listed: $(sed -n 1p <<<"$out")"
+	fi
+	t_eq "nobody, hidepid=2: no PID 1" "" "$("${NOBODY[@]}" bash -c 'tv_line '$HP' 1')"
+	out=$(bash -c 'tv_view '$HP)
+	same_set "root, hidepid=2: tasks lists every user process" "$out"
+	has_values "root, hidepid=2: PID 1 has values" "$(tv_line $HP 1)"
+	umount $HP
+fi
+# gid=: a member of the group sees every process, columns still by ptrace.
+if mount -t proc -o hidepid=2,gid=4242 proc $HP; then
+	grp=(setpriv --reuid=65534 --regid=65534 --groups=4242)
+	out=$("${grp[@]}" bash -c 'tv_view '$HP)
+	same_set "nobody in gid=, hidepid=2: tasks lists every user process" "$out"
+	no_values "nobody in gid=, hidepid=2: PID 1 with -" \
+		"$("${grp[@]}" bash -c 'tv_line '$HP' 1')"
+	umount $HP
+fi
+
+# --- (d) root of a user namespace (the same /proc, no PID namespace) ---------
+out=$(unshare -U -r bash -c 'sleep 60 & tv_view /proc; kill %1')
+same_set "userns-root: tasks lists every user process" "$out"
+no_values "userns-root: PID 1 (host root's) with -" \
+	"$(unshare -U -r bash -c 'tv_line /proc 1')"
+no_values "userns-root: host root's sleep with -" \
+	"$(unshare -U -r bash -c "tv_line /proc $rootsleep")"
+has_values "userns-root: its own process has values" \
+	"$(unshare -U -r bash -c 'tv_line /proc $$')"
+out=$("${NOBODY[@]}" unshare -U -r bash -c 'sleep 60 & tv_view /proc; kill %1')
+same_set "nobody's userns-root: tasks lists every user process" "$out"
+no_values "nobody's userns-root: PID 1 with -" \
+	"$("${NOBODY[@]}" unshare -U -r bash -c 'tv_line /proc 1')"
+has_values "nobody's userns-root: its own process has values" \
+	"$("${NOBODY[@]}" unshare -U -r bash -c 'tv_line /proc $$')"
+if mount -t proc -o hidepid=2 proc $HP; then
+	out=$("${NOBODY[@]}" unshare -U -r bash -c 'sleep 60 & tv_view '$HP'; kill %1')
+	same_set "nobody's userns-root, hidepid=2: tasks lists only what that /proc shows" "$out"
+	t_eq "nobody's userns-root, hidepid=2: no PID 1" "" \
+		"$("${NOBODY[@]}" unshare -U -r bash -c 'tv_line '$HP' 1')"
+	umount $HP
+fi
+rmdir $HP
+kill $rootsleep
+
+# --- (c) a comm cannot add a line or a field ---------------------------------
+# prctl(PR_SET_NAME) (15), then wait.
+set_name_and_wait() {
+	python3 -c 'import ctypes, sys, time
+ctypes.CDLL(None).prctl(15, sys.argv[1].encode())
+time.sleep(60)' "$1" &
+}
+set_name_and_wait $'x\n1 kernel kernel-topdown nx=0 y'
+nl=$!
+set_name_and_wait $'a b\tc d e f'
+sp=$!
+for _ in $(seq 100); do
+	[ "$(head -c1 /proc/$nl/comm)$(head -c1 /proc/$sp/comm)" = xa ] && break
+	sleep 0.1
+done
+tasks=$(cat /proc/flexmmap/tasks)
+t_eq "a comm with a newline: one line starts with its PID" 1 \
+	"$(awk -v p=$nl '$1 == p' <<<"$tasks" | wc -l)"
+bad=$(awk 'NF != 5 || $1 !~ /^[0-9]+$/ || $4 !~ /^(nx=[0-3]|-)$/' <<<"$tasks")
+t_eq "comms with a newline, spaces, a tab: every line has 5 fields" "" "$bad"
+t_eq "every PID has one line" "$(wc -l <<<"$tasks")" \
+	"$(awk '{ print $1 }' <<<"$tasks" | sort -u | wc -l)"
+t_eq "the newline comm is escaped" 'x\n1\040kernel\040kern' \
+	"$(awk -v p=$nl '$1 == p { print $5 }' <<<"$tasks")"
+t_eq "the space and tab comm is escaped" 'a\040b\tc\040d\040e\040f' \
+	"$(awk -v p=$sp '$1 == p { print $5 }' <<<"$tasks")"
+kill $nl $sp
+wait 2>/dev/null
+
+rmmod flexmmap || t_fail "rmmod"
