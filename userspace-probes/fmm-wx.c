@@ -456,21 +456,26 @@ static enum verdict r_uffd_copy_anon(void)
 	return uffd_copy_call(p, page, src);
 }
 
-/* 2 pages of a sparse memfd (or tmpfs file, fd given) mapped private R|X. */
-static void *sparse_rx(int fd)
+/* 2 pages of @fd mapped private R|X; NULL (reported) on failure. */
+static void *map_rx2(int fd)
 {
-	void *p;
+	void *p = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 
-	if (ftruncate(fd, 2 * page)) {
-		fail("ftruncate");
-		return NULL;
-	}
-	p = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
 	if (p == MAP_FAILED) {
 		fail("mmap");
 		return NULL;
 	}
 	return p;
+}
+
+/* 2 pages of a sparse memfd (or tmpfs file, fd given) mapped private R|X. */
+static void *sparse_rx(int fd)
+{
+	if (ftruncate(fd, 2 * page)) {
+		fail("ftruncate");
+		return NULL;
+	}
+	return map_rx2(fd);
 }
 
 static enum verdict r_uffd_copy_shmem(void)
@@ -495,18 +500,12 @@ static void *tmpfs_sparse_rx(void)
 	const char *dir = access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm";
 	const char *what;
 	int fd = ro_file(dir, 2 * page, false, true, &what);
-	void *p;
 
 	if (fd < 0) {
 		fail(what);
 		return NULL;
 	}
-	p = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
-	if (p == MAP_FAILED) {
-		fail("mmap");
-		return NULL;
-	}
-	return p;
+	return map_rx2(fd);
 }
 
 static enum verdict r_uffd_copy_tmpfs(void)
