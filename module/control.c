@@ -265,19 +265,14 @@ static const char *const fmm_alloc_names[] = {
 };
 
 /*
- * @p's line, @nr its PID in the reader's /proc.  The values come from its
- * first thread with an mm (a zombie leader has none; its live threads
- * still share one), and only for a reader that may ptrace-read that thread
- * (PTRACE_MODE_READ_FSCREDS, as /proc/PID/maps); "-" otherwise.  COMM is
- * escaped as in /proc/PID/status, and its blanks too: one line, 5 fields.
+ * The first thread of @p that has an mm, with a reference, or NULL: a
+ * zombie leader has none, its live threads still share one.  As
+ * mm/oom_kill.c's find_lock_task_mm() (not exported), but unlocked: the
+ * mm may be gone by the time the caller locks the thread again.
  */
-static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
+static struct task_struct *fmm_get_task_mm_thread(struct task_struct *p)
 {
 	struct task_struct *t, *found = NULL;
-	char comm[TASK_COMM_LEN];
-	enum fmm_alloc a = FMM_ALLOC_OTHER;
-	bool has_mm, access = false;
-	int nx = 0;
 
 	rcu_read_lock();
 	for_each_thread(p, t) {
@@ -291,6 +286,23 @@ static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
 			break;
 	}
 	rcu_read_unlock();
+	return found;
+}
+
+/*
+ * @p's line, @nr its PID in the reader's /proc.  The values come from its
+ * first thread with an mm, and only for a reader that may ptrace-read that thread
+ * (PTRACE_MODE_READ_FSCREDS, as /proc/PID/maps); "-" otherwise.  COMM is
+ * escaped as in /proc/PID/status, and its blanks too: one line, 5 fields.
+ */
+static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
+{
+	struct task_struct *found = fmm_get_task_mm_thread(p);
+	char comm[TASK_COMM_LEN];
+	enum fmm_alloc a = FMM_ALLOC_OTHER;
+	bool has_mm = false, access = false;
+	int nx = 0;
+
 	if (!found)
 		return;
 
@@ -299,7 +311,6 @@ static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
 	 * say) between the check and the reading.  The check takes
 	 * task_lock() itself, and is not for RCU read-side sections.
 	 */
-	has_mm = false;
 	if (!down_read_killable(&found->signal->exec_update_lock)) {
 		access = fmm_ptrace_may_access(found, PTRACE_MODE_READ_FSCREDS);
 		task_lock(found);
@@ -401,8 +412,7 @@ static int fmm_self_show(struct seq_file *m, void *v)
 #ifdef FMM_UNTRACKED
 /*
  * The processes on our allocators now.  Nothing tracks them (exit is not
- * hooked), so count them: each user process's first thread that has an mm
- * (a zombie leader has none; its live threads still share one).
+ * hooked), so count them.
  */
 unsigned long fmm_track_count(void)
 {
@@ -413,15 +423,14 @@ unsigned long fmm_track_count(void)
 	for_each_process(p) {
 		if (p->flags & PF_KTHREAD)
 			continue;
-		for_each_thread(p, t) {
-			task_lock(t);
-			if (t->mm) {
-				n += fmm_alloc_is_module(fmm_mm_alloc(t->mm));
-				task_unlock(t);
-				break;
-			}
-			task_unlock(t);
-		}
+		t = fmm_get_task_mm_thread(p);
+		if (!t)
+			continue;
+		task_lock(t);
+		if (t->mm)
+			n += fmm_alloc_is_module(fmm_mm_alloc(t->mm));
+		task_unlock(t);
+		put_task_struct(t);
 	}
 	rcu_read_unlock();
 	return n;

@@ -65,20 +65,14 @@ static const char *const fmm_nx_names[] = {
 	[FLEXMMAP_NX_WXORX] = "W^X",
 };
 
-/* Where a denied call resumes: it returns -EACCES to its caller. */
+/*
+ * Where a refused call resumes instead of the probed function: each stub
+ * returns to its caller what that caller reads as the refusal.
+ */
 static noinline long fmm_nx_eacces(void)
 {
 	return -EACCES;
 }
-
-static int fmm_nx_deny(struct pt_regs *regs, atomic_long_t *counter)
-{
-	atomic_long_inc(counter);
-	instruction_pointer_set(regs, (unsigned long)fmm_nx_eacces);
-	return 1;
-}
-
-NOKPROBE_SYMBOL(fmm_nx_deny);
 
 /* For functions whose callers read 0 as "nothing done". */
 static noinline long fmm_nx_zero(void)
@@ -86,14 +80,30 @@ static noinline long fmm_nx_zero(void)
 	return 0;
 }
 
-static int fmm_nx_deny_zero(struct pt_regs *regs, atomic_long_t *counter)
+/* A caller of the zeropage ioctl may retry on EAGAIN (mmap changing). */
+static noinline long fmm_nx_eagain(void)
 {
-	atomic_long_inc(counter);
-	instruction_pointer_set(regs, (unsigned long)fmm_nx_zero);
+	return -EAGAIN;
+}
+
+/* Refuse the probed call: count it (@counter may be NULL), run @stub. */
+static int fmm_nx_deny_as(struct pt_regs *regs, atomic_long_t *counter,
+			  long (*stub)(void))
+{
+	if (counter)
+		atomic_long_inc(counter);
+	instruction_pointer_set(regs, (unsigned long)stub);
 	return 1;
 }
 
-NOKPROBE_SYMBOL(fmm_nx_deny_zero);
+NOKPROBE_SYMBOL(fmm_nx_deny_as);
+
+static int fmm_nx_deny(struct pt_regs *regs, atomic_long_t *counter)
+{
+	return fmm_nx_deny_as(regs, counter, fmm_nx_eacces);
+}
+
+NOKPROBE_SYMBOL(fmm_nx_deny);
 
 /*
  * "Once per binary": the last few binaries reported, by device and inode,
@@ -379,12 +389,6 @@ static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(fmm_wx_uffd_pre);
 
-/* A caller of the zeropage ioctl may retry on EAGAIN (mmap changing). */
-static noinline long fmm_nx_eagain(void)
-{
-	return -EAGAIN;
-}
-
 /*
  * The anonymous UFFDIO_ZEROPAGE (the zero page: no chosen bytes, but a
  * fill all the same) is checked at the ioctl's entry, where the mmap lock
@@ -402,10 +406,8 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 
 	if (!len || start + len < start || !fmm_mm_wx(mm))
 		return 0;
-	if (!mmap_read_trylock(mm)) {
-		instruction_pointer_set(regs, (unsigned long)fmm_nx_eagain);
-		return 1;
-	}
+	if (!mmap_read_trylock(mm))
+		return fmm_nx_deny_as(regs, NULL, fmm_nx_eagain);
 	vma = find_vma_intersection(mm, start, start + len);
 	exec = vma && (vma->vm_flags & VM_EXEC);
 	mmap_read_unlock(mm);
@@ -432,7 +434,7 @@ static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
 	if (!(gup_flags & FOLL_WRITE) || !fmm_mm_wx(mm))
 		return 0;
 	fmm_wx_report("/proc/PID/mem", "write", NULL, "a W^X process");
-	return fmm_nx_deny_zero(regs, &fmm_stats.wx_denied_mem);
+	return fmm_nx_deny_as(regs, &fmm_stats.wx_denied_mem, fmm_nx_zero);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_mem_pre);
@@ -458,7 +460,7 @@ static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 	if (!wx)
 		return 0;
 	fmm_wx_report("ptrace", "PTRACE_POKE", NULL, "a W^X process");
-	return fmm_nx_deny_zero(regs, &fmm_stats.wx_denied_mem);
+	return fmm_nx_deny_as(regs, &fmm_stats.wx_denied_mem, fmm_nx_zero);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);
@@ -545,13 +547,13 @@ int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 	int mode = write ? -1 : READ_ONCE(fmm_nx);
 	int ret;
 
+	if (write && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
 	/*
 	 * A write that parses no value (proc_dointvec ignores one at a non-zero
 	 * offset) leaves -1 there: it must change nothing, not re-apply a value
 	 * read before a concurrent writer's change.
 	 */
-	if (write && !capable(CAP_SYS_ADMIN))
-		return -EPERM;
 	t.data = &mode;
 	ret = proc_dointvec_minmax(&t, write, buffer, lenp, ppos);
 	if (ret || !write || mode < 0)
