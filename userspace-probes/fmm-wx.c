@@ -284,26 +284,26 @@ static unsigned char *written_anon(size_t len)
 	return p;
 }
 
-static enum verdict r_mprotect_anon(void)
+/* Anonymous RW written, mprotect(@prot), call. */
+static enum verdict mprotect_written_anon(int prot)
 {
 	unsigned char *p = written_anon(page);
 
 	if (!p)
 		return CLOSED;
-	if (mprotect(p, page, PROT_READ | PROT_EXEC))
+	if (mprotect(p, page, prot))
 		return fail("mprotect");
 	return call(p);
 }
 
+static enum verdict r_mprotect_anon(void)
+{
+	return mprotect_written_anon(PROT_READ | PROT_EXEC);
+}
+
 static enum verdict r_mprotect_anon_rwx(void)
 {
-	unsigned char *p = written_anon(page);
-
-	if (!p)
-		return CLOSED;
-	if (mprotect(p, page, PROT_READ | PROT_WRITE | PROT_EXEC))
-		return fail("mprotect");
-	return call(p);
+	return mprotect_written_anon(PROT_READ | PROT_WRITE | PROT_EXEC);
 }
 
 static enum verdict r_pkey_mprotect_anon(void)

@@ -87,17 +87,12 @@ added=$(comm -13 <(sort <<<"$before") <(hooked | sort) | awk '$1 == "kprobe" { p
 # the hugetlb one renamed in 6.12.
 wx_want="__ia32_sys_personality __x64_sys_personality access_remote_vm ptrace_access_vm security_file_mprotect security_mmap_file security_shm_shmat"
 if [ -e /proc/sys/vm/unprivileged_userfaultfd ]; then
-	wx_want+=" mfill_atomic_install_pte"
 	case $(uname -r) in
-	6.1.*) wx_want+=" mfill_zeropage" ;;
-	*) wx_want+=" mfill_atomic_zeropage" ;;
+	6.1.*) zeropage=mfill_zeropage hugetlb=hugetlb_mcopy_atomic_pte ;;
+	*) zeropage=mfill_atomic_zeropage hugetlb=hugetlb_mfill_atomic_pte ;;
 	esac
-	if [ -e /proc/sys/vm/nr_hugepages ]; then
-		case $(uname -r) in
-		6.1.*) wx_want+=" hugetlb_mcopy_atomic_pte" ;;
-		*) wx_want+=" hugetlb_mfill_atomic_pte" ;;
-		esac
-	fi
+	wx_want+=" mfill_atomic_install_pte $zeropage"
+	[ ! -e /proc/sys/vm/nr_hugepages ] || wx_want+=" $hugetlb"
 fi
 t_eq "nx=3 arms only its W^X kprobes" \
 	"$(tr ' ' '\n' <<<"$wx_want" | sort | paste -sd' ')" "$added"
