@@ -5,19 +5,16 @@
 # exec gets a valid layout (setarch -L is bottom-up both with the module in
 # layout 1 and without it), missed probe hits are reported.
 #
-# Under QEMU TCG the cycles run on one online CPU (FMM_CYCLES_SMP=1 keeps
-# them all).  With two vCPUs, every insmod/rmmod re-patches the entry of
-# mm_init/exit_mmap/uprobe_dup_mmap, which the other vCPU executes without
-# pause, and 3 of 5 runs ended with a vCPU spinning for ever on an int3 at
-# "mm_init+0" (or exit_mmap+0, uprobe_dup_mmap+0) long after the patch was
-# done: TCG executing stale code across vCPUs, as far as we can tell.  Fork
-# and unload still interleave on one CPU through preemption.
+# Runs with both vCPUs online (t_smp).  Under QEMU's default multi-threaded
+# TCG, 3 of 5 runs once ended with a vCPU spinning for ever on the int3 of
+# a kprobe at "mm_init+0" long after the patch was done (stale translated
+# code); qemu/run now uses single-threaded TCG, which keeps patching coherent.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
 
-t_tcg_one_cpu
+t_smp
 
 P=$FMM_PROBES
 cycles=${FMM_CYCLES:-200}

@@ -19,7 +19,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_tcg_one_cpu
+t_smp
 
 P=$FMM_PROBES
 cycles=${FMM_STORM_CYCLES:-12}

@@ -10,6 +10,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_smp
 
 rmmod flexmmap 2>/dev/null
 insmod "$FMM_KO" layout=2 nx=1 || t_skip_all "insmod failed"

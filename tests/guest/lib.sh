@@ -22,7 +22,7 @@
 #   t_dmesg_mark / t_dmesg_since   the kernel log lines after a mark
 #   t_kernel_problems              kernel log lines (since the mark) showing
 #                                  a WARN, BUG, Oops, lockup or RCU stall
-#   t_tcg_one_cpu                  under TCG, only cpu0 online until exit
+#   t_smp                          one result: at least 2 CPUs online
 #
 # Environment from qemu/run: FLEXMMAP_KVER (the release the image was built
 # for).  Paths: FMM_DIR=/flexmmap (build output), FMM_KO (the module),
@@ -85,29 +85,17 @@ t_dmesg_mark() { T_DMESG_MARK=$(dmesg | wc -l); }
 t_dmesg_since() { dmesg | tail -n +"$((${T_DMESG_MARK:-0} + 1))"; }
 t_kernel_problems() { t_dmesg_since | grep -E "$T_BAD_KERNEL" || true; }
 
-# Under QEMU TCG, take every CPU but cpu0 offline until the test exits
-# (FMM_CYCLES_SMP=1 keeps them).  Module load/unload storms need it: with
-# two TCG vCPUs a vCPU was seen spinning for ever on the int3 of a kprobe
-# long after the probe was removed (stale translated code across vCPUs, as
-# far as we can tell; see 41-load-cycles.sh).  Prints what it did.
-t_tcg_one_cpu() {
-	local c
-	T_OFFLINED=()
-	[ "${FMM_CYCLES_SMP:-0}" != 1 ] || return 0
-	grep -q '^flags.*hypervisor' /proc/cpuinfo || return 0
-	! grep -qw kvm /sys/devices/system/clocksource/clocksource0/available_clocksource 2>/dev/null ||
-		return 0
-	for c in /sys/devices/system/cpu/cpu[1-9]*; do
-		if [ ! -e "$c/online" ] || [ "$(cat "$c/online")" != 1 ]; then
-			continue
-		fi
-		echo 0 >"$c/online" && T_OFFLINED+=("$c")
-	done
-	trap t_tcg_cpus_back EXIT
-	[ ${#T_OFFLINED[@]} = 0 ] ||
-		t_diag "TCG guest: running with ${T_OFFLINED[*]##*/} offline (FMM_CYCLES_SMP=1 keeps them)"
-}
-t_tcg_cpus_back() {
-	local c
-	for c in "${T_OFFLINED[@]}"; do echo 1 >"$c/online"; done
+# The load/unload files run with every guest CPU online: one result says
+# how many (at least FMM_MIN_CPUS, default 2), so a one-CPU run cannot pass
+# as an SMP test.  qemu/run gives 2 vCPUs under single-threaded TCG, which
+# keeps the guest's code patching coherent across vCPUs (see qemu/run).
+t_smp() {
+	local n min=${FMM_MIN_CPUS:-2}
+	n=$(getconf _NPROCESSORS_ONLN)
+	if [ "$n" -ge "$min" ]; then
+		t_ok "$n CPUs online (at least $min)"
+	else
+		t_fail "$n CPUs online (at least $min)" \
+			"this file tests load/unload against other CPUs; boot with --smp $min or more"
+	fi
 }
