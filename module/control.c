@@ -148,7 +148,8 @@ static int fmm_retarget_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 	case -EINVAL:
 		return fmm_retarget_refused(nr, ret, "a kernel thread");
 	case -EBUSY:
-		return fmm_retarget_refused(nr, ret, "busy, or unloading");
+		return fmm_retarget_refused(nr, ret,
+					    "managed by another module, or its mmap lock is held");
 	}
 	return ret;
 }
@@ -214,8 +215,6 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 		   atomic_long_read(&fmm_stats.fork_inherit));
 	seq_printf(m, "fork_fixup %ld\n",
 		   atomic_long_read(&fmm_stats.fork_fixup));
-	seq_printf(m, "forks_inflight %d\n",
-		   atomic_read(&fmm_stats.forks_inflight));
 	seq_printf(m, "fallback %ld\n", atomic_long_read(&fmm_stats.fallback));
 	seq_printf(m, "hugetlb %ld\n", atomic_long_read(&fmm_stats.hugetlb));
 	seq_printf(m, "retarget %ld\n", atomic_long_read(&fmm_stats.retarget));

@@ -87,7 +87,7 @@ static inline enum fmm_alloc fmm_kernel_of(enum fmm_alloc a)
  * @fallback: mms put back on the kernel's allocator for lack of memory
  * @fork_inherit: forks whose child stayed on a module allocator
  * @fork_fixup: forks whose child had to be brought in line with its parent
- * @forks_inflight: forks that copied a module pointer, not yet fixed up
+ *	(re-targeted between the copy of its mm and the fork probe)
  * @hugetlb: huge page placements done for module mms
  * @retarget: running processes re-targeted through vm.flexmmap_retarget
  * @nx_legacy_exec: execs given READ_IMPLIES_EXEC by nx=1
@@ -108,7 +108,6 @@ struct fmm_stats {
 	atomic_long_t fallback;
 	atomic_long_t fork_inherit;
 	atomic_long_t fork_fixup;
-	atomic_t forks_inflight;
 	atomic_long_t hugetlb;
 	atomic_long_t retarget;
 	atomic_long_t nx_legacy_exec;
@@ -159,12 +158,15 @@ unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
 			 unsigned long flags);
 bool fmm_hint_valid(unsigned long addr, unsigned long len);
 unsigned long fmm_task_size_32(void);
+unsigned long fmm_task_size_32_of(unsigned int personality);
 unsigned long fmm_task_size_64(bool full_addr_space);
 unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy);
 void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
 		      const struct rlimit *rlim_stack);
 void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
-			   const struct rlimit *rlim_stack, bool randomize);
+			   const struct rlimit *rlim_stack, bool randomize,
+			   unsigned int personality);
+bool fmm_mm_copy_bases(struct mm_struct *newmm, struct mm_struct *oldmm);
 void fmm_mm_exec_reset(struct mm_struct *mm);
 struct ctl_table_header *fmm_register_vm_sysctls(struct ctl_table *table,
 						 size_t n);
@@ -228,16 +230,10 @@ static inline bool fmm_track_del(struct mm_struct *mm)
 {
 	return true;
 }
-
-static inline bool fmm_track_unloading(void)
-{
-	return false;
-}
 #else
 /* track.c */
 bool fmm_track_add(struct mm_struct *mm);
 bool fmm_track_del(struct mm_struct *mm);
-bool fmm_track_unloading(void);
 int fmm_mm_init_pre(struct kprobe *p, struct pt_regs *regs);
 int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs);
 int fmm_exit_pre(struct kprobe *p, struct pt_regs *regs);

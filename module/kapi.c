@@ -461,23 +461,9 @@ bool fmm_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
 	const unsigned long mask = FMM_REC_MASK | BIT(MMF_TOPDOWN);
 	unsigned long want = READ_ONCE(oldmm->flags) & mask;
 	unsigned long was = set_mask_bits(&newmm->flags, mask, want);
-	bool changed = (was & mask) != want;
+	bool changed = fmm_mm_copy_bases(newmm, oldmm);
 
-	if (newmm->mmap_base != oldmm->mmap_base ||
-	    newmm->mmap_legacy_base != oldmm->mmap_legacy_base) {
-		newmm->mmap_base = oldmm->mmap_base;
-		newmm->mmap_legacy_base = oldmm->mmap_legacy_base;
-		changed = true;
-	}
-#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
-	if (newmm->mmap_compat_base != oldmm->mmap_compat_base ||
-	    newmm->mmap_compat_legacy_base != oldmm->mmap_compat_legacy_base) {
-		newmm->mmap_compat_base = oldmm->mmap_compat_base;
-		newmm->mmap_compat_legacy_base = oldmm->mmap_compat_legacy_base;
-		changed = true;
-	}
-#endif
-	return changed;
+	return changed || (was & mask) != want;
 }
 
 /*
@@ -566,10 +552,48 @@ unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy)
 	return legacy ? mm->mmap_legacy_base : mm->mmap_base;
 }
 
-/* arch/x86/mm/mmap.c: task_size_32bit() and task_size_64bit(), not exported */
+/*
+ * Give a child of fork its parent's bases as they are now (dup_mm() copied
+ * them before the parent's lock was taken: a retarget may have changed them
+ * since).  Called under the parent's mmap lock, before the child can run.
+ * Return whether any base differed.
+ */
+bool fmm_mm_copy_bases(struct mm_struct *newmm, struct mm_struct *oldmm)
+{
+	bool changed = false;
+
+	if (newmm->mmap_base != oldmm->mmap_base ||
+	    newmm->mmap_legacy_base != oldmm->mmap_legacy_base) {
+		newmm->mmap_base = oldmm->mmap_base;
+		newmm->mmap_legacy_base = oldmm->mmap_legacy_base;
+		changed = true;
+	}
+#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
+	if (newmm->mmap_compat_base != oldmm->mmap_compat_base ||
+	    newmm->mmap_compat_legacy_base != oldmm->mmap_compat_legacy_base) {
+		newmm->mmap_compat_base = oldmm->mmap_compat_base;
+		newmm->mmap_compat_legacy_base = oldmm->mmap_compat_legacy_base;
+		changed = true;
+	}
+#endif
+	return changed;
+}
+
+/*
+ * arch/x86/mm/mmap.c: task_size_32bit() and task_size_64bit(), not
+ * exported.  The 32-bit task size depends on the personality of the task
+ * whose space it is (ADDR_LIMIT_3GB: setarch --3gb), which a retarget
+ * must take from its target, not from the writer (IA32_PAGE_OFFSET reads
+ * current).  Both values are IA32_PAGE_OFFSET's.
+ */
+unsigned long fmm_task_size_32_of(unsigned int personality)
+{
+	return personality & ADDR_LIMIT_3GB ? 0xc0000000UL : 0xFFFFe000UL;
+}
+
 unsigned long fmm_task_size_32(void)
 {
-	return IA32_PAGE_OFFSET;
+	return fmm_task_size_32_of(current->personality);
 }
 
 unsigned long fmm_task_size_64(bool full_addr_space)
@@ -578,13 +602,11 @@ unsigned long fmm_task_size_64(bool full_addr_space)
 }
 
 /* arch/x86/mm/mmap.c: stack_maxrandom_size(), for a task with @randomize */
-static unsigned long fmm_stack_maxrandom(unsigned long task_size,
-					 bool randomize)
+static unsigned long fmm_stack_maxrandom(bool is32, bool randomize)
 {
 	if (!randomize)
 		return 0;
-	return (-1UL & __STACK_RND_MASK(task_size == fmm_task_size_32()))
-	       << PAGE_SHIFT;
+	return (-1UL & __STACK_RND_MASK(is32)) << PAGE_SHIFT;
 }
 
 /*
@@ -595,13 +617,13 @@ static unsigned long fmm_stack_maxrandom(unsigned long task_size,
  * so the result equals the kernel's own flexible base and keeps its entropy.
  */
 static unsigned long fmm_flexible_base(unsigned long legacy_base,
-				       unsigned long task_size,
+				       unsigned long task_size, bool is32,
 				       const struct rlimit *rlim_stack,
 				       bool randomize)
 {
 	unsigned long rnd = legacy_base - __TASK_UNMAPPED_BASE(task_size);
 	unsigned long gap = rlim_stack->rlim_cur;
-	unsigned long pad = fmm_stack_maxrandom(task_size, randomize) +
+	unsigned long pad = fmm_stack_maxrandom(is32, randomize) +
 			    fmm_stack_guard_gap();
 
 	/* Values close to RLIM_INFINITY can overflow. */
@@ -612,7 +634,8 @@ static unsigned long fmm_flexible_base(unsigned long legacy_base,
 }
 
 static void fmm_mm_bases(struct mm_struct *mm, bool legacy, bool recompute,
-			 const struct rlimit *rlim_stack, bool randomize)
+			 const struct rlimit *rlim_stack, bool randomize,
+			 unsigned int personality)
 {
 	if (legacy) {
 		mm->mmap_base = mm->mmap_legacy_base;
@@ -624,12 +647,13 @@ static void fmm_mm_bases(struct mm_struct *mm, bool legacy, bool recompute,
 	if (!recompute)
 		return;
 	mm->mmap_base = fmm_flexible_base(mm->mmap_legacy_base,
-					  fmm_task_size_64(false), rlim_stack,
-					  randomize);
+					  fmm_task_size_64(false), false,
+					  rlim_stack, randomize);
 #ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
-	mm->mmap_compat_base = fmm_flexible_base(mm->mmap_compat_legacy_base,
-						 fmm_task_size_32(), rlim_stack,
-						 randomize);
+	mm->mmap_compat_base =
+		fmm_flexible_base(mm->mmap_compat_legacy_base,
+				  fmm_task_size_32_of(personality), true,
+				  rlim_stack, randomize);
 #endif
 }
 
@@ -643,16 +667,19 @@ void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
 		      const struct rlimit *rlim_stack)
 {
 	fmm_mm_bases(mm, legacy, fmm_mm_alloc(mm) == FMM_ALLOC_KERNEL_BOTTOMUP,
-		     rlim_stack, current->flags & PF_RANDOMIZE);
+		     rlim_stack, current->flags & PF_RANDOMIZE,
+		     current->personality);
 }
 
 /*
  * The same for a running process being re-targeted (mmap lock held for
  * writing): the top-down bases are always recomputed from the legacy ones,
- * with the task's stack rlimit now and its randomisation flag.
+ * with the target's stack rlimit now, its randomisation flag and its
+ * personality (the 32-bit task size), not the writer's.
  */
 void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
-			   const struct rlimit *rlim_stack, bool randomize)
+			   const struct rlimit *rlim_stack, bool randomize,
+			   unsigned int personality)
 {
-	fmm_mm_bases(mm, legacy, true, rlim_stack, randomize);
+	fmm_mm_bases(mm, legacy, true, rlim_stack, randomize, personality);
 }

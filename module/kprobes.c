@@ -54,9 +54,11 @@ int fmm_layout_hooks_install(void)
 }
 
 /*
- * The safe unload order: no new module mms from exec, then none from fork,
- * then every tracked mm reset under its lock (track.c), and only then the
- * fork, exit and hugetlb hooks go.
+ * The safe unload order, once the control files are gone (main.c): no new
+ * module mms from exec, then none from fork, then every tracked mm reset
+ * and every task out of module text (track.c), and only then the fork,
+ * exit and hugetlb hooks go.  Bounded: nothing here waits for a lock a
+ * user can hold.
  */
 void fmm_layout_hooks_remove(void)
 {

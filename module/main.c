@@ -19,6 +19,7 @@
 #include <linux/module.h>
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
+#include <linux/rcupdate.h>
 #include <linux/seq_file.h>
 #include <linux/sched.h>
 #include "fmm.h"
@@ -127,6 +128,18 @@ void fmm_hooks_show(struct seq_file *m)
 	fmm_nx_hooks_show(m);
 }
 
+/*
+ * The order is the safety argument.  Load: the W^X hooks (for nx=3), then
+ * the layout hooks with fork and exit tracking before the exec hook, and
+ * only then the control files, through which a retarget can put a running
+ * process on our allocators.  So every hook that can see a module mm is in
+ * place before any write can create one, and an init that fails has
+ * published nothing: its error path undoes hooks that no user could reach
+ * but exec.  Unload: the control files first (unregistering the sysctls and
+ * removing the /proc files wait for handlers already running), then the
+ * layout hooks' own unload sequence (kprobes.c, hook.c, redirect.c), which
+ * also ends the W^X hooks and waits for every task to leave module text.
+ */
 static int __init fmm_init(void)
 {
 	int ret;
@@ -134,30 +147,34 @@ static int __init fmm_init(void)
 	ret = fmm_kapi_init();
 	if (ret)
 		return ret;
-	ret = fmm_control_init();
-	if (ret)
-		return ret;
 	ret = fmm_nx_init();
 	if (ret)
-		goto out_control_exit;
+		return ret;
 	ret = fmm_layout_hooks_install();
 	if (ret)
 		goto out_nx_exit;
+	ret = fmm_control_init();
+	if (ret)
+		goto out_hooks_remove;
 	pr_info("loaded, layout %d, nx %d\n", READ_ONCE(fmm_layout),
 		READ_ONCE(fmm_nx));
 	return 0;
 
+out_hooks_remove:
+	/* Execs may already be on our allocators: the full unload sequence. */
+	fmm_layout_hooks_remove();
+	return ret;
 out_nx_exit:
 	fmm_nx_exit();
-out_control_exit:
-	fmm_control_exit();
+	/* A task may be in a W^X deny stub (module text). */
+	synchronize_rcu_tasks();
 	return ret;
 }
 
 static void __exit fmm_exit(void)
 {
-	fmm_layout_hooks_remove();
 	fmm_control_exit();
+	fmm_layout_hooks_remove();
 	pr_info("unloaded\n");
 }
 

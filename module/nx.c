@@ -487,14 +487,16 @@ static struct fmm_hook fmm_wx_hooks[] = {
 	{ .symbol = "ptrace_access_vm", .pre = fmm_wx_ptrace_pre },
 };
 
-static bool fmm_wx_armed;
 /*
- * Set by fmm_nx_exit(): unload began, never arm again.  A vm.flexmmap_nx=3
- * write racing with rmmod re-armed the W^X probes after they were removed,
- * and they outlived the module (an oops in get_kprobe() on the next mmap,
- * found by the load/unload storm, tests/guest/60-storm.sh).
+ * Armed and disarmed under fmm_nx_mutex, by the sysctl and by init and
+ * exit.  The sysctl exists only between them (main.c registers the control
+ * files last and removes them first, and unregistering waits for a write
+ * in progress), so no write can re-arm the probes after exit removed them:
+ * the vm.flexmmap_nx=3 write racing with rmmod that once left probes
+ * behind the module (an oops in get_kprobe() on the next mmap, found by
+ * tests/guest/60-storm.sh) cannot happen.
  */
-static bool fmm_nx_closed;
+static bool fmm_wx_armed;
 
 /* Both under fmm_nx_mutex. */
 static int fmm_wx_arm(void)
@@ -524,9 +526,7 @@ static int fmm_nx_set(int mode)
 	int ret = 0;
 
 	mutex_lock(&fmm_nx_mutex);
-	if (fmm_nx_closed)
-		ret = -ENODEV;
-	else if (mode == FLEXMMAP_NX_WXORX)
+	if (mode == FLEXMMAP_NX_WXORX)
 		ret = fmm_wx_arm();
 	if (!ret) {
 		WRITE_ONCE(fmm_nx, mode);
@@ -534,7 +534,7 @@ static int fmm_nx_set(int mode)
 			fmm_wx_disarm();
 	}
 	mutex_unlock(&fmm_nx_mutex);
-	if (ret && ret != -ENODEV)
+	if (ret)
 		pr_err("vm.flexmmap_nx=3: cannot arm the W^X hooks (%d); mode stays %d\n",
 		       ret, READ_ONCE(fmm_nx));
 	return ret;
@@ -608,11 +608,13 @@ int fmm_nx_init(void)
 	return fmm_nx == FLEXMMAP_NX_WXORX ? fmm_nx_set(fmm_nx) : 0;
 }
 
-/* At unload, after the exec hook is gone: nothing marks any more. */
+/*
+ * At unload, after the control files and the exec hook are gone: nothing
+ * marks any more.  The caller waits for tasks in the deny stubs to leave.
+ */
 void fmm_nx_exit(void)
 {
 	mutex_lock(&fmm_nx_mutex);
-	fmm_nx_closed = true;
 	fmm_wx_disarm();
 	mutex_unlock(&fmm_nx_mutex);
 }

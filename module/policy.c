@@ -21,6 +21,8 @@
 
 #include <linux/kernel.h>
 #include <linux/binfmts.h>
+#include <linux/delay.h>
+#include <linux/jiffies.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/pid.h>
@@ -28,7 +30,19 @@
 #include <linux/sched/mm.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/spinlock.h>
 #include "fmm.h"
+
+/*
+ * Orders exec's writes of a new mm's bases and allocator against a
+ * retarget of the same mm: get_task_mm() reaches the new mm as soon as
+ * exec installed it, before setup_arg_pages(), and exec cannot take the
+ * mmap lock from a probe handler.  Each side writes the pair under this
+ * lock (the retarget inside its mmap write lock), so the process ends on
+ * one of the two choices with that choice's bases, never a mix.  Nobody
+ * else allocates in an mm being exec'd.
+ */
+static DEFINE_SPINLOCK(fmm_layout_lock);
 
 /**
  * fmm_exec - choose the new program's layout and NX policy
@@ -88,8 +102,14 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 		atomic_long_inc(&fmm_stats.fallback);
 		return;
 	}
-	fmm_mm_set_bases(mm, fmm_alloc_is_bottomup(want), &bprm->rlim_stack);
-	fmm_mm_set_alloc(mm, want);
+	spin_lock(&fmm_layout_lock);
+	/* A retarget that came first has chosen: it stands. */
+	if (fmm_mm_alloc(mm) == kernel) {
+		fmm_mm_set_bases(mm, fmm_alloc_is_bottomup(want),
+				 &bprm->rlim_stack);
+		fmm_mm_set_alloc(mm, want);
+	}
+	spin_unlock(&fmm_layout_lock);
 	if (fmm_alloc_is_bottomup(want))
 		atomic_long_inc(&fmm_stats.exec_legacy);
 	else
@@ -117,6 +137,28 @@ int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(fmm_exec_pre);
 
+/*
+ * How long a retarget waits for its target's mmap lock.  Any user can hold
+ * their own mmap lock for ever (a fault on a FUSE file that never answers,
+ * inside access_remote_vm()), and rmmod waits for a retarget in progress
+ * when it removes the sysctl: an unbounded wait here would be one in rmmod.
+ */
+#define FMM_RETARGET_LOCK_MS 2000
+
+static int fmm_mmap_write_lock_bounded(struct mm_struct *mm)
+{
+	unsigned long end = jiffies + msecs_to_jiffies(FMM_RETARGET_LOCK_MS);
+
+	while (!mmap_write_trylock(mm)) {
+		if (fatal_signal_pending(current))
+			return -EINTR;
+		if (time_after(jiffies, end))
+			return -EBUSY;
+		msleep(5);
+	}
+	return 0;
+}
+
 /**
  * fmm_retarget - switch a running process's allocator for its future mmaps
  * @nr: the process, as a PID in the caller's namespace
@@ -129,7 +171,10 @@ NOKPROBE_SYMBOL(fmm_exec_pre);
  *
  * Return: 0, -ESRCH (no such process, or it has no mm: exiting or a zombie
  * leader), -EINVAL (a kernel thread, or a bad layout), -EBUSY (another
- * module manages the mm, or flexmmap is being unloaded), -ENOMEM, -EINTR.
+ * module manages the mm; or its mmap lock stayed held for
+ * FMM_RETARGET_LOCK_MS), -ENOMEM, -EINTR.  Unload cannot run meanwhile: it
+ * removes the sysctl first, which waits for this write to return; so this
+ * write waits for no user for long (see fmm_mmap_write_lock_bounded()).
  */
 int fmm_retarget(pid_t nr, int layout)
 {
@@ -138,6 +183,7 @@ int fmm_retarget(pid_t nr, int layout)
 	enum fmm_alloc cur, want;
 	struct mm_struct *mm;
 	struct pid *pid;
+	unsigned int personality;
 	bool randomize;
 	int ret = 0;
 
@@ -156,15 +202,19 @@ int fmm_retarget(pid_t nr, int layout)
 	}
 	mm = get_task_mm(task);
 	randomize = task->flags & PF_RANDOMIZE;
+	/* The target's 32-bit task size (setarch --3gb), not the writer's. */
+	personality = READ_ONCE(task->personality);
 	rlim.rlim_cur = task_rlimit(task, RLIMIT_STACK);
 	put_task_struct(task);
 	if (!mm)
 		return -ESRCH;
 
-	if (mmap_write_lock_killable(mm)) {
+	ret = fmm_mmap_write_lock_bounded(mm);
+	if (ret) {
 		mmput(mm);
-		return -EINTR;
+		return ret;
 	}
+	spin_lock(&fmm_layout_lock);
 	cur = fmm_mm_alloc(mm);
 	if (cur == FMM_ALLOC_OTHER) {
 		ret = -EBUSY;
@@ -178,11 +228,11 @@ int fmm_retarget(pid_t nr, int layout)
 			       FMM_ALLOC_TOPDOWN_FORCED;
 		/* Unload must find it: track it before pointing it at us. */
 		if (!fmm_alloc_is_module(cur) && !fmm_track_add(mm)) {
-			ret = fmm_track_unloading() ? -EBUSY : -ENOMEM;
+			ret = -ENOMEM;
 			goto out_unlock;
 		}
 		fmm_mm_retarget_bases(mm, fmm_alloc_is_bottomup(want), &rlim,
-				      randomize);
+				      randomize, personality);
 	}
 	fmm_mm_set_alloc(mm, want);
 	/* Only once it no longer points at us may it leave the set. */
@@ -190,6 +240,7 @@ int fmm_retarget(pid_t nr, int layout)
 		fmm_track_del(mm);
 	atomic_long_inc(&fmm_stats.retarget);
 out_unlock:
+	spin_unlock(&fmm_layout_lock);
 	mmap_write_unlock(mm);
 	mmput(mm);
 	return ret;

@@ -2,26 +2,45 @@
 /*
  * flexmmap: which mms point at module code, and how unload finds them all.
  *
- * Every mm put on a module allocator, at exec or by fork, is in a hash set;
- * exit_mmap() takes it out.  The set, not the task list, is what unload
- * walks: it covers zombie leaders, threads and children not yet on the task
- * list alike.
+ * Every mm put on a module allocator, at exec, by fork or by a retarget, is
+ * in a hash set; exit_mmap() takes it out.  The set, not the task list, is
+ * what unload walks: it covers zombie leaders, threads and children not yet
+ * on the task list alike.
  *
- * The race unload must close is fork: dup_mm() memcpy()s the parent's mm,
- * pointer included, without any lock, and only later, in dup_mmap() under
- * the parent's mmap lock, does uprobe_dup_mmap() give us the child.  So:
- *  - mm_init(), called right after the memcpy(), counts a child that copied
- *    a module pointer as "in flight" (or, once unload began, puts it back on
- *    the kernel's allocator at once);
- *  - uprobe_dup_mmap() (parent locked) makes the child follow its parent and
- *    ends the flight; exit_mmap() ends it for a fork that failed in between;
- *  - unload stops new arrivals, waits for the in-flight count to drain,
- *    resets every tracked mm under its mmap lock, and waits an RCU-tasks
- *    grace period before removing the probes: the memcpy() -> mm_init()
- *    window has no voluntary sleep, so a fork caught in it is through our
- *    mm_init() probe once the grace period ends.
- * Every caller of mm->get_unmapped_area holds the mmap lock, so once an mm
- * has been reset under its write lock no task is inside our allocators.
+ * Fork: dup_mm() memcpy()s the parent's mm, pointer and bases included,
+ * with no lock, calls mm_init() at once, and only later, in dup_mmap() under
+ * the parent's mmap write lock, calls uprobe_dup_mmap(oldmm, newmm).
+ *  - mm_init() (fmm_mm_init_pre()): a child that copied a module pointer
+ *    goes back on the kernel's allocator of that direction.  Nothing can
+ *    reach the child yet, so no lock; nothing is counted, so a fork that
+ *    fails after this point (a memcg-accounted pgd, a killed dup_mmap())
+ *    frees an mm that points at kernel text and leaves nothing behind.
+ *  - uprobe_dup_mmap() (fmm_dup_pre(), the parent locked): the child takes
+ *    the parent's allocator and bases as they are now, and joins the set
+ *    first; once unload has begun it keeps the kernel's allocator.
+ *
+ * Unload (kprobes.c calls these in order, once the control files and the
+ * exec hook are gone, so no exec and no retarget can add an mm):
+ *  1. fmm_track_begin_unload(): the flag, then synchronize_rcu(): probe
+ *     handlers run with preemption off, so every later one sees the flag
+ *     and every earlier one has finished (its mm is in the set).
+ *  2. fmm_track_drain(): each mm of the set is pointed back at the kernel's
+ *     allocator of its direction with a single WRITE_ONCE(), without its
+ *     mmap lock, so no user can make unload wait: a process that holds
+ *     its own mmap lock for ever (a fault on a FUSE file that never
+ *     answers, inside access_remote_vm()) does not hold rmmod.  A task may
+ *     still be running our code: it read the old pointer just before.
+ *  3. synchronize_rcu_tasks(): every caller of mm->get_unmapped_area reads
+ *     the pointer and calls it with no voluntary sleep in between (6.1's
+ *     get_unmapped_area(), shmem_get_unmapped_area(),
+ *     thp_get_unmapped_area()), our allocators never sleep, nor does the
+ *     hugetlb redirect (kprobes.c) or the W^X deny stubs, and dup_mm() has
+ *     none between its memcpy() and mm_init().  So once every task has
+ *     passed a voluntary context switch, none is in module text or about
+ *     to jump there, and no unfixed child is left.  Tasks asleep (in D
+ *     state included) count as having switched: the wait is bounded by
+ *     the longest run of module code, not by what users do.
+ *  4. The probes go (kprobes.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -32,7 +51,6 @@
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
-#include <linux/delay.h>
 #include "fmm.h"
 
 #define FMM_HASH_BITS 10
@@ -103,69 +121,66 @@ bool fmm_track_del(struct mm_struct *mm)
 	return e;
 }
 
-bool fmm_track_unloading(void)
-{
-	return READ_ONCE(fmm_unloading);
-}
-
 unsigned long fmm_track_count(void)
 {
 	return READ_ONCE(fmm_mms_count);
 }
 
-/* mm_init(mm, owner, user_ns): the child of dup_mm(), just memcpy()d. */
+/*
+ * mm_init(mm, owner, user_ns): the child of dup_mm(), just memcpy()d, or
+ * a new mm of exec (its pointer is NULL).  Put a copied module pointer back
+ * on the kernel's allocator of its direction; fmm_dup_pre() decides.
+ */
 int fmm_mm_init_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct mm_struct *mm = (void *)regs_get_kernel_argument(regs, 0);
 	enum fmm_alloc a = fmm_mm_alloc(mm);
 
-	if (!fmm_alloc_is_module(a))
-		return 0;
-	if (READ_ONCE(fmm_unloading)) {
-		/* Nobody can use the child yet: no lock needed. */
+	if (fmm_alloc_is_module(a))
 		fmm_mm_set_alloc(mm, fmm_kernel_of(a));
-		atomic_long_inc(&fmm_stats.fork_fixup);
-		return 0;
-	}
-	atomic_inc(&fmm_stats.forks_inflight);
 	return 0;
 }
 
 NOKPROBE_SYMBOL(fmm_mm_init_pre);
 
-/* uprobe_dup_mmap(oldmm, newmm), called with oldmm's mmap lock held. */
+/*
+ * uprobe_dup_mmap(oldmm, newmm), called with oldmm's mmap lock held for
+ * writing, before the child can run: the child follows its parent now.
+ */
 int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct mm_struct *oldmm = (void *)regs_get_kernel_argument(regs, 0);
 	struct mm_struct *newmm = (void *)regs_get_kernel_argument(regs, 1);
 	enum fmm_alloc parent = fmm_mm_alloc(oldmm);
-	enum fmm_alloc child = fmm_mm_alloc(newmm);
 	enum fmm_alloc want = parent;
+	bool changed;
 
 	fmm_nx_fork(oldmm, newmm);
-	if (fmm_alloc_is_module(child))
-		atomic_dec(&fmm_stats.forks_inflight);
-	if (fmm_alloc_is_module(parent)) {
-		if (READ_ONCE(fmm_unloading)) {
-			want = fmm_kernel_of(parent);
-		} else if (!fmm_track_add(newmm)) {
-			want = fmm_kernel_of(parent);
-			atomic_long_inc(&fmm_stats.fallback);
-		}
-	}
-	if (want == child && fmm_alloc_is_module(want)) {
-		atomic_long_inc(&fmm_stats.fork_inherit);
+	if (parent == FMM_ALLOC_OTHER) {
+		WRITE_ONCE(newmm->get_unmapped_area,
+			   READ_ONCE(oldmm->get_unmapped_area));
 		return 0;
 	}
-	if (want != child) {
-		/* The parent changed (reset, retargeted) since the memcpy(). */
-		atomic_long_inc(&fmm_stats.fork_fixup);
-		if (want == FMM_ALLOC_OTHER)
-			WRITE_ONCE(newmm->get_unmapped_area,
-				   READ_ONCE(oldmm->get_unmapped_area));
-		else
-			fmm_mm_set_alloc(newmm, want);
+	/* A retarget may have changed the parent's bases since the memcpy(). */
+	changed = fmm_mm_copy_bases(newmm, oldmm);
+	if (!fmm_alloc_is_module(parent)) {
+		if (fmm_mm_alloc(newmm) != parent)
+			fmm_mm_set_alloc(newmm, parent);
+		if (changed)
+			atomic_long_inc(&fmm_stats.fork_fixup);
+		return 0;
 	}
+	/* Unload must find it: in the set before it points at us. */
+	if (!fmm_track_add(newmm)) {
+		want = fmm_kernel_of(parent);
+		if (!READ_ONCE(fmm_unloading))
+			atomic_long_inc(&fmm_stats.fallback);
+	}
+	fmm_mm_set_alloc(newmm, want);
+	if (changed)
+		atomic_long_inc(&fmm_stats.fork_fixup);
+	else if (fmm_alloc_is_module(want))
+		atomic_long_inc(&fmm_stats.fork_inherit);
 	return 0;
 }
 
@@ -174,13 +189,7 @@ NOKPROBE_SYMBOL(fmm_dup_pre);
 /* exit_mmap(mm): the mm is going away. */
 int fmm_exit_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct mm_struct *mm = (void *)regs_get_kernel_argument(regs, 0);
-
-	if (fmm_track_del(mm))
-		return 0;
-	/* A fork that failed between mm_init() and uprobe_dup_mmap(). */
-	if (fmm_alloc_is_module(fmm_mm_alloc(mm)))
-		atomic_dec(&fmm_stats.forks_inflight);
+	fmm_track_del((void *)regs_get_kernel_argument(regs, 0));
 	return 0;
 }
 
@@ -198,52 +207,32 @@ void fmm_track_begin_unload(void)
 	synchronize_rcu();
 }
 
-/* Take one tracked mm, pinned, or NULL when the set is empty. */
-static struct mm_struct *fmm_track_first(void)
+/*
+ * Put every tracked mm back on the kernel's allocator, without its mmap
+ * lock (see the top of this file), then wait until no task can be in
+ * module text.  Bounded: it waits for no user's lock.  An mm in the set
+ * is alive (exit_mmap() takes it out, under the set's lock, before the mm
+ * can be freed), so the walk needs no reference.
+ */
+void fmm_track_drain(void)
 {
-	struct mm_struct *mm = NULL;
-	unsigned long flags;
+	unsigned long flags, reset = 0;
+	struct hlist_node *tmp;
 	struct fmm_mm *e;
+	enum fmm_alloc a;
 	int bkt;
 
 	spin_lock_irqsave(&fmm_mms_lock, flags);
-	hash_for_each(fmm_mms, bkt, e, node) {
-		mm = e->mm;
-		/* exit_mmap() has not removed it, so mm_count is not zero. */
-		mmgrab(mm);
-		break;
-	}
-	spin_unlock_irqrestore(&fmm_mms_lock, flags);
-	return mm;
-}
-
-/* Put every tracked mm back on the kernel's allocator; may sleep. */
-void fmm_track_drain(void)
-{
-	unsigned long waited = 0, reset = 0;
-	struct mm_struct *mm;
-	enum fmm_alloc a;
-
-	/* Forks counted before the flag was seen finish in dup_mmap(). */
-	while (atomic_read(&fmm_stats.forks_inflight) > 0) {
-		msleep(20);
-		if (++waited % 500 == 0)
-			pr_warn("unload waits for %d fork(s) in flight\n",
-				atomic_read(&fmm_stats.forks_inflight));
-	}
-
-	while ((mm = fmm_track_first())) {
-		mmap_write_lock(mm);
-		a = fmm_mm_alloc(mm);
+	hash_for_each_safe(fmm_mms, bkt, tmp, e, node) {
+		a = fmm_mm_alloc(e->mm);
 		if (fmm_alloc_is_module(a))
-			fmm_mm_set_alloc(mm, fmm_kernel_of(a));
-		mmap_write_unlock(mm);
-		/* Only now may exit_mmap() of this mm stop seeing it tracked. */
-		fmm_track_del(mm);
-		mmdrop(mm);
+			fmm_mm_set_alloc(e->mm, fmm_kernel_of(a));
+		hash_del(&e->node);
+		kfree(e);
 		reset++;
-		cond_resched();
 	}
+	fmm_mms_count = 0;
+	spin_unlock_irqrestore(&fmm_mms_lock, flags);
 	synchronize_rcu_tasks();
 	if (reset)
 		pr_info("%lu process(es) put back on the kernel's allocators\n",
