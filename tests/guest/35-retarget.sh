@@ -14,14 +14,17 @@ P=$FMM_PROBES
 rmmod flexmmap 2>/dev/null
 insmod "$FMM_KO" layout=0 || t_skip_all "insmod failed"
 
-# The worker: fmm-sleep, driven line by line through a coprocess.
-start_worker() { # BITS
-	coproc W { exec "$P/fmm-sleep-$1"; }
+# The worker: fmm-sleep, driven line by line through a coprocess; the
+# wrapper (setarch ...) execs it, so its PID is the coprocess's.
+start_worker() { # BITS [WRAPPER...]
+	local bits=$1
+	shift
+	coproc W { exec "$@" "$P/fmm-sleep-$bits"; }
 	local line
 	read -r -t 30 line <&"${W[0]}" || line=
 	wpid=${line#ready }
 	[[ $line == ready* && $wpid == "$W_PID" ]] ||
-		t_skip_all "fmm-sleep-$1 did not start: '$line'"
+		t_skip_all "fmm-sleep-$bits did not start: '$line'"
 }
 
 # Map N regions; print their addresses (hex), one per line.
@@ -130,6 +133,28 @@ retarget_case 32
 echo quit >&"${W[1]}"
 wait "$wpid"
 t_eq "32-bit worker exits 0" 0 $?
+
+# A 32-bit process with a 3 GiB space (setarch --3gb): its bases come from
+# its own personality.  Computed from the writer's (a 64-bit shell: 4 GiB),
+# the top-down base landed above 3 GiB and every later mmap failed.
+start_worker 32 setarch i386 --3gb
+for mode in flexible legacy; do
+	echo "$wpid $mode" >$R || t_fail "--3gb: retarget $wpid $mode accepted"
+	addrs=$(map_n 3)
+	list=$(tr '\n' ' ' <<<"$addrs")
+	if [ "$mode" = flexible ]; then want=desc lo=0x80000000; else want=asc lo=0x40000000; fi
+	ok=true
+	for a in $addrs; do [[ $a == 0x* ]] && ((a >= lo && a < 0xc0000000)) || ok=false; done
+	# shellcheck disable=SC2086 # one address per word
+	if $ok && [ "$(direction $addrs)" = "$want" ]; then
+		t_ok "--3gb: after a retarget to $mode, 3 maps $want in [$lo, 3 GiB) ($list)"
+	else
+		t_fail "--3gb: after a retarget to $mode, 3 maps $want in [$lo, 3 GiB)" "saw $list"
+	fi
+done
+echo quit >&"${W[1]}"
+wait "$wpid"
+t_eq "--3gb worker exits 0 (its own checks held)" 0 $?
 retarget_case 64
 
 # --- bad requests: refused, errno says why, nothing changes ---------------
