@@ -122,7 +122,7 @@ t_check "a read of its page through /proc/PID/mem stalls in the FUSE server" \
 	grep -q "READ 1 stalled" $S/server.err
 t0=$SECONDS
 # shellcheck disable=SC2016 # expanded by the inner bash
-err=$(bash -c 'printf "%s\n" "$1" >"$2"' bash "$mapper legacy" $R 2>&1)
+err=$(timeout -s KILL 10 bash -c 'printf "%s\n" "$1" >"$2"' bash "$mapper legacy" $R 2>&1)
 rc=$?
 if [ $rc != 0 ] && [[ $err == *busy* ]] && ((SECONDS - t0 <= 5)); then
 	t_ok "a retarget of it is refused within 5 s while its mmap lock is held ($((SECONDS - t0)) s)"
