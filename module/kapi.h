@@ -78,6 +78,27 @@ static inline struct mm_struct *fmm_uffd_zeropage_mm(struct pt_regs *regs)
 #endif
 
 /* 6.1 has neither: both are then flags no mapping carries. */
+/*
+ * 6.1's mmap_write_trylock() is gone from 6.12 (no caller was left): do
+ * what 6.12's mmap_write_lock() does, with a trylock (the retarget's
+ * bounded wait, policy.c).
+ */
+#ifdef FMM_KAPI_MMF
+static inline bool fmm_mmap_write_trylock(struct mm_struct *mm)
+{
+	__mmap_lock_trace_start_locking(mm, true);
+	if (!down_write_trylock(&mm->mmap_lock)) {
+		__mmap_lock_trace_acquire_returned(mm, true, false);
+		return false;
+	}
+	mm_lock_seqcount_begin(mm);
+	__mmap_lock_trace_acquire_returned(mm, true, true);
+	return true;
+}
+#else
+#define fmm_mmap_write_trylock mmap_write_trylock
+#endif
+
 #ifndef MAP_ABOVE4G
 #define MAP_ABOVE4G 0
 #endif

@@ -149,7 +149,7 @@ static int fmm_mmap_write_lock_bounded(struct mm_struct *mm)
 {
 	unsigned long end = jiffies + msecs_to_jiffies(FMM_RETARGET_LOCK_MS);
 
-	while (!mmap_write_trylock(mm)) {
+	while (!fmm_mmap_write_trylock(mm)) {
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		if (time_after(jiffies, end))
