@@ -148,8 +148,10 @@ static int fmm_retarget_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 	case -EINVAL:
 		return fmm_retarget_refused(nr, ret, "a kernel thread");
 	case -EBUSY:
+		return fmm_retarget_refused(nr, ret, "another module's");
+	case -EAGAIN:
 		return fmm_retarget_refused(nr, ret,
-					    "managed by another module, or its mmap lock is held");
+					    "its mmap lock stays held");
 	}
 	return ret;
 }

@@ -623,8 +623,8 @@ static unsigned long fmm_flexible_base(unsigned long legacy_base,
 {
 	unsigned long rnd = legacy_base - __TASK_UNMAPPED_BASE(task_size);
 	unsigned long gap = rlim_stack->rlim_cur;
-	unsigned long pad = fmm_stack_maxrandom(is32, randomize) +
-			    fmm_stack_guard_gap();
+	unsigned long pad =
+		fmm_stack_maxrandom(is32, randomize) + fmm_stack_guard_gap();
 
 	/* Values close to RLIM_INFINITY can overflow. */
 	if (gap + pad > gap)
@@ -637,6 +637,8 @@ static void fmm_mm_bases(struct mm_struct *mm, bool legacy, bool recompute,
 			 const struct rlimit *rlim_stack, bool randomize,
 			 unsigned int personality)
 {
+	unsigned long __maybe_unused task_size;
+
 	if (legacy) {
 		mm->mmap_base = mm->mmap_legacy_base;
 #ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
@@ -650,10 +652,10 @@ static void fmm_mm_bases(struct mm_struct *mm, bool legacy, bool recompute,
 					  fmm_task_size_64(false), false,
 					  rlim_stack, randomize);
 #ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
-	mm->mmap_compat_base =
-		fmm_flexible_base(mm->mmap_compat_legacy_base,
-				  fmm_task_size_32_of(personality), true,
-				  rlim_stack, randomize);
+	task_size = fmm_task_size_32_of(personality);
+	mm->mmap_compat_base = fmm_flexible_base(mm->mmap_compat_legacy_base,
+						 task_size, true, rlim_stack,
+						 randomize);
 #endif
 }
 

@@ -153,8 +153,8 @@ static int fmm_mmap_write_lock_bounded(struct mm_struct *mm)
 		if (fatal_signal_pending(current))
 			return -EINTR;
 		if (time_after(jiffies, end))
-			return -EBUSY;
-		msleep(5);
+			return -EAGAIN;
+		usleep_range(5000, 10000);
 	}
 	return 0;
 }
@@ -171,7 +171,7 @@ static int fmm_mmap_write_lock_bounded(struct mm_struct *mm)
  *
  * Return: 0, -ESRCH (no such process, or it has no mm: exiting or a zombie
  * leader), -EINVAL (a kernel thread, or a bad layout), -EBUSY (another
- * module manages the mm; or its mmap lock stayed held for
+ * module manages the mm), -EAGAIN (its mmap lock stayed held for
  * FMM_RETARGET_LOCK_MS), -ENOMEM, -EINTR.  Unload cannot run meanwhile: it
  * removes the sysctl first, which waits for this write to return; so this
  * write waits for no user for long (see fmm_mmap_write_lock_bounded()).
