@@ -188,21 +188,22 @@ static void show_output(void)
 /* In the exec'd child: report whether the failure fired, disarm, go on. */
 static int stage(int argc, char **argv)
 {
-	int pfd, fd;
-	char tag;
+	char tag[32] = "S";	/* the open below failed: it fired there */
+	int pfd, fd, len;
 
 	if (argc < 4)
 		return 2;
 	pfd = atoi(argv[2]);
 	fd = open(FAIL_NTH, O_RDWR | O_CLOEXEC);
-	if (fd < 0) {
-		tag = 'S';	/* it fired in this open */
-	} else {
-		tag = left(fd) ? 'N' : 'F';
+	if (fd >= 0) {
+		snprintf(tag, sizeof(tag), "N%u", left(fd));
+		if (!strcmp(tag, "N0"))
+			tag[0] = 'F';
 		arm(fd, 0);
 		close(fd);
 	}
-	if (write(pfd, &tag, 1) != 1)
+	len = strlen(tag);
+	if (write(pfd, tag, len) != len)
 		return 3;
 	close(pfd);
 	execv(argv[3], argv + 3);
@@ -212,7 +213,7 @@ static int stage(int argc, char **argv)
 
 static unsigned int op_exec(unsigned int n, char **prog, int nprog)
 {
-	char *argv[64], pfdstr[16], tag[2] = "";
+	char *argv[64], pfdstr[16], tag[32] = "";
 	int pfd[2], status, out, i;
 	unsigned int l = 1;
 	ssize_t got;
@@ -236,8 +237,8 @@ static unsigned int op_exec(unsigned int n, char **prog, int nprog)
 		return 1;
 	}
 	if (pid == 0) {
-		int fd = open_nth();
-		char t[2];
+		int fd = open_nth(), len;
+		char t[32];
 
 		close(pfd[0]);
 		if (out >= 0) {
@@ -246,16 +247,15 @@ static unsigned int op_exec(unsigned int n, char **prog, int nprog)
 		}
 		arm(fd, n);
 		execv("/proc/self/exe", argv);
-		t[1] = (char)errno;
-		t[0] = left(fd) ? 'n' : 'f';
-		if (write(pfd[1], t, 2) != 2)
+		len = snprintf(t, sizeof(t), "%c%d", left(fd) ? 'n' : 'f', errno);
+		if (write(pfd[1], t, len) != len)
 			_exit(121);
 		_exit(120);
 	}
 	close(pfd[1]);
 	if (out >= 0)
 		close(out);
-	got = read(pfd[0], tag, 2);
+	got = read(pfd[0], tag, sizeof(tag) - 1);
 	close(pfd[0]);
 	waitpid(pid, &status, 0);
 	if (got <= 0) {
@@ -274,14 +274,16 @@ static unsigned int op_exec(unsigned int n, char **prog, int nprog)
 	switch (tag[0]) {
 	case 'f':
 	case 'n':
-		count_error((unsigned char)tag[1]);
+		count_error(atoi(tag + 1));
 		l = tag[0] == 'n';
 		if (l)
 			anomaly("fail-nth %u: exec failed (%s) with nothing injected",
-				n, strerror((unsigned char)tag[1]));
+				n, strerror(atoi(tag + 1)));
 		return l;
-	case 'F':
-	case 'S':
+	case 'N':
+		l = strtoul(tag + 1, NULL, 10);
+		break;
+	default:
 		l = 0;
 		break;
 	}

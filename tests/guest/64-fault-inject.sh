@@ -128,7 +128,7 @@ done
 coproc W { exec "$P/fmm-sleep-64" --threads 1; }
 read -r -t 30 line <&"${W[0]}" || line=
 wpid=${line#ready }
-[[ $line == ready* ]] || t_fail "fmm-sleep-64 started" "saw '$line'"
+[[ $line == ready* ]] || { t_fail "fmm-sleep-64 started" "saw '$line'"; exit 1; }
 for mode in legacy flexible kernel flexible; do
 	inject "retarget to $mode" write $R "$wpid $mode"$'\n'
 done
@@ -163,6 +163,7 @@ t_eq "the re-targeted process exits 0" 0 $?
 coproc T { exec "$P/fmm-sleep-64" --fork-loop; }
 read -r -t 30 line <&"${T[0]}" || line=
 tpid=${line#ready }
+[[ $line == ready* ]] || { t_fail "fmm-sleep-64 --fork-loop started" "saw '$line'"; exit 1; }
 fi_set times 100000
 fi_set task-filter Y
 fi_set probability 5
