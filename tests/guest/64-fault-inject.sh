@@ -62,7 +62,12 @@ fi_reset() {
 	echo 1 >"$FP/min-order"
 	echo Y >"$FP/ignore-gfp-highmem"
 }
-trap fi_reset EXIT
+cleanup() {
+	fi_reset
+	touch /tmp/fi.stop
+	[ -z "${forker:-}" ] || kill "$forker" 2>/dev/null
+}
+trap cleanup EXIT
 if fi_set probability 0 && fi_set interval 1 && fi_set space 0 &&
 	fi_set times -1 && fi_set verbose 0 && fi_set ignore-gfp-wait N &&
 	echo 0 >"$FP/min-order" && echo N >"$FP/ignore-gfp-highmem"; then
