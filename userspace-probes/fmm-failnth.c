@@ -185,6 +185,22 @@ static void show_output(void)
 		printf("  output: %s\n", buf);
 }
 
+static bool output_has(const char *what)
+{
+	char buf[2048];
+	int fd = open(OUT_FILE, O_RDONLY);
+	ssize_t len;
+
+	if (fd < 0)
+		return false;
+	len = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	buf[len] = 0;
+	return strstr(buf, what);
+}
+
 /* In the exec'd child: report whether the failure fired, disarm, go on. */
 static int stage(int argc, char **argv)
 {
@@ -264,6 +280,16 @@ static unsigned int op_exec(unsigned int n, char **prog, int nprog)
 		    (WTERMSIG(status) == SIGSEGV || WTERMSIG(status) == SIGKILL ||
 		     WTERMSIG(status) == SIGBUS)) {
 			count_error(0);
+			return 0;
+		}
+		/*
+		 * Or in the start-up of the stage itself, before main(): the
+		 * C library's RELRO mprotect() got ENOMEM ("cannot apply
+		 * additional memory protection after relocation", exit 127).
+		 */
+		if (WIFEXITED(status) && WEXITSTATUS(status) == 127 &&
+		    output_has("Cannot allocate memory")) {
+			count_error(ENOMEM);
 			return 0;
 		}
 		anomaly("fail-nth %u: the child reported nothing (status 0x%x)",

@@ -125,8 +125,8 @@ loop=$!
 # --- fork, exec ----------------------------------------------------------
 inject "fork" --max 300 fork
 for bits in 64 32; do
-	inject "exec of fmm-layout-$bits" --max 120 exec "$P/fmm-layout-$bits" \
-		--expect topdown --expect-alloc module-topdown
+	inject "exec of fmm-layout-$bits" --max 80 exec "$P/fmm-layout-$bits" \
+		--expect-alloc module-topdown --expect-mode flexible
 done
 
 # --- re-targeting a running process ---------------------------------------
@@ -175,7 +175,7 @@ fi_set probability 5
 for f in /proc/"$tpid"/task/*/make-it-fail; do echo 1 >"$f"; done
 for mode in legacy flexible kernel flexible legacy flexible; do
 	echo "$tpid $mode" >$R || t_fail "retarget $tpid $mode under the task filter"
-	sleep 2
+	sleep 1
 done
 for f in /proc/"$tpid"/task/*/make-it-fail; do echo 0 >"$f"; done
 fi_set probability 0
