@@ -27,6 +27,8 @@
  * spread evenly over that range.  A run "injected" if fail-nth reads 0
  * afterwards.  Prints one line:
  *   OP points=C runs=R injected=I failed=F max_ms=M errors=ENOMEM:n,...
+ * ("killed": an exec killed past its point of no return; max_ms: the
+ * longest unload)
  * and "anomaly: ..." lines (the first 20): an operation that failed with
  * nothing injected, a child or PROG that did not exit 0, a module whose
  * /proc/flexmmap and /sys/module/flexmmap disagree with what finit_module
@@ -118,7 +120,7 @@ static long now_ms(void)
 static void count_error(int err)
 {
 	failed++;
-	if (err > 0 && err < (int)(sizeof(errors) / sizeof(errors[0])))
+	if (err >= 0 && err < (int)(sizeof(errors) / sizeof(errors[0])))
 		errors[err]++;
 }
 
