@@ -163,15 +163,8 @@ int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs)
 	}
 	/* A retarget may have changed the parent's bases since the memcpy(). */
 	changed = fmm_mm_copy_bases(newmm, oldmm);
-	if (!fmm_alloc_is_module(parent)) {
-		if (fmm_mm_alloc(newmm) != parent)
-			fmm_mm_set_alloc(newmm, parent);
-		if (changed)
-			atomic_long_inc(&fmm_stats.fork_fixup);
-		return 0;
-	}
 	/* Unload must find it: in the set before it points at us. */
-	if (!fmm_track_add(newmm)) {
+	if (fmm_alloc_is_module(parent) && !fmm_track_add(newmm)) {
 		want = fmm_kernel_of(parent);
 		if (!READ_ONCE(fmm_unloading))
 			atomic_long_inc(&fmm_stats.fallback);
