@@ -10,7 +10,7 @@ set -uo pipefail
 t_need_root
 
 rmmod flexmmap 2>/dev/null
-insmod "$FMM_KO" || t_skip_all "insmod $FMM_KO failed"
+t_insmod
 sysctl -qw vm.nr_hugepages=8 || true
 
 # expected LAYOUT ALLOC MODE for: $1 mode, $2 variant

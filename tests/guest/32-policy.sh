@@ -12,7 +12,7 @@ t_need_root
 S=/proc/sys/vm/flexmmap_layout
 P=$FMM_PROBES
 rmmod flexmmap 2>/dev/null
-insmod "$FMM_KO" || t_skip_all "insmod failed"
+t_insmod
 
 alloc_of() { awk -v p="$1" '$1 == p { print $3 }' /proc/flexmmap/tasks; }
 
@@ -59,8 +59,10 @@ t_eq "it still maps memory after the change" 0 $?
 echo 3 >$S
 bb=$(command -v busybox)
 if [ -z "$bb" ] || ! "$P/fmm-elfedit" --drop-gnustack "$bb" /tmp/busybox-nognustack >/dev/null 2>&1; then
-	t_skip "no-PT_GNU_STACK parent does not pass legacy to its exec'd child" \
+	t_fail "layout=3: a shell without PT_GNU_STACK is bottom-up" \
 		"cannot make a busybox without PT_GNU_STACK"
+	t_fail "layout=3: the PT_GNU_STACK program it execs is top-down (no inheritance)" \
+		"no parent to run it from"
 else
 	chmod +x /tmp/busybox-nognustack
 	out=$(/tmp/busybox-nognustack sh -c \

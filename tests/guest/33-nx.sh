@@ -78,7 +78,7 @@ for bad in 4 -1 abc 99999999999; do
 	fi
 done
 
-insmod "$FMM_KO" layout=0 || t_skip_all "insmod failed"
+t_insmod layout=0
 t_eq "nx defaults to 0" 0 "$(cat $S)"
 t_eq "W^X hooks not armed in mode 0" 0 "$(stat_of wx_armed)"
 echo 2 >$S
@@ -239,7 +239,7 @@ t_eq "nx=0: threads of the binary without PT_GNU_STACK run" 0 $?
 
 # --- mode 3 from insmod, and unload with a W^X process running ----------
 rmmod flexmmap || t_fail "rmmod"
-insmod "$FMM_KO" layout=0 nx=3 || t_skip_all "insmod nx=3 failed"
+t_insmod layout=0 nx=3
 t_eq "insmod nx=3: W^X hooks armed at load" 1 "$(stat_of wx_armed)"
 probe_all 3 "insmod nx=3"
 "$P/fmm-sleep-64" </dev/null >/dev/null 2>&1 &

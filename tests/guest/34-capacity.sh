@@ -22,8 +22,8 @@ set -uo pipefail
 t_need_root
 
 report=$FMM_PROBES/flexmmap-report
-[ -x "$report" ] || t_skip_all "no $report (make probes)"
-command -v python3 >/dev/null || t_skip_all "no python3 in the guest"
+[ -x "$report" ] || t_fail_all "no $report (make probes)"
+command -v python3 >/dev/null || t_fail_all "no python3 in the guest"
 rmmod flexmmap 2>/dev/null
 out=$(mktemp -d /tmp/34-capacity.XXXXXX)
 trap 'rm -rf "$out"' EXIT

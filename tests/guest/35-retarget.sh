@@ -12,7 +12,7 @@ t_need_root
 R=/proc/sys/vm/flexmmap_retarget
 P=$FMM_PROBES
 rmmod flexmmap 2>/dev/null
-insmod "$FMM_KO" layout=0 || t_skip_all "insmod failed"
+t_insmod layout=0
 
 # The worker: fmm-sleep, driven line by line through a coprocess; the
 # wrapper (setarch ...) execs it, so its PID is the coprocess's.
@@ -24,7 +24,7 @@ start_worker() { # BITS [WRAPPER...]
 	read -r -t 30 line <&"${W[0]}" || line=
 	wpid=${line#ready }
 	[[ $line == ready* && $wpid == "$W_PID" ]] ||
-		t_skip_all "fmm-sleep-$bits did not start: '$line'"
+		t_fail_all "fmm-sleep-$bits did not start: '$line'"
 }
 
 # Map N regions; print their addresses (hex), one per line.

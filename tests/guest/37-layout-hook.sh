@@ -22,7 +22,7 @@ S=/proc/sys/vm/flexmmap_layout
 KP=/sys/kernel/debug/kprobes/list
 EF=/sys/kernel/tracing/enabled_functions
 rmmod flexmmap 2>/dev/null
-[ -r "$KP" ] || t_skip_all "no $KP (debugfs or kprobes missing)"
+[ -r "$KP" ] || t_fail_all "no $KP (debugfs or kprobes missing)"
 
 hooked() { # the kprobe and ftrace lists, one "kprobe SYM" / "ftrace SYM" per line
 	awk '{ sub(/\+.*/, "", $3); print "kprobe", $3 }' "$KP"
@@ -31,7 +31,7 @@ hooked() { # the kprobe and ftrace lists, one "kprobe SYM" / "ftrace SYM" per li
 
 before=$(hooked)
 t_dmesg_mark
-insmod "$FMM_KO" || t_skip_all "insmod $FMM_KO failed"
+t_insmod
 hook=$(awk '$1 == "layout_hook" { print $2 }' /proc/flexmmap/stats)
 if [ "$hook" = ftrace_redirect ]; then
 	added=$(comm -13 <(sort <<<"$before") <(hooked | sort) | sort -u | paste -sd' ')

@@ -15,7 +15,7 @@ t_need_root
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 HP=/tmp/fmm-39-proc
 rmmod flexmmap 2>/dev/null
-insmod "$FMM_KO" || t_skip_all "insmod failed"
+t_insmod
 
 # tv_view P: two lines, the PIDs that P/flexmmap/tasks lists, and the user
 # processes (neither kernel threads nor zombies) P shows this reader.  Only

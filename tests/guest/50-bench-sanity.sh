@@ -12,7 +12,7 @@ t_need_root
 B=$FMM_DIR/bench/flexmmap-bench
 out=$(mktemp -d /tmp/bench.XXXXXX)
 rmmod flexmmap 2>/dev/null
-[ -x "$B" ] || t_skip_all "no $B"
+[ -x "$B" ] || t_fail_all "no $B"
 
 maxmap=$(cat /proc/sys/vm/max_map_count)
 t_dmesg_mark

@@ -20,8 +20,8 @@ secs=${FMM_STRESSNG_SECONDS:-1}
 SELFTESTS="map_fixed_noreplace mremap_test mremap_dontunmap virtual_address_range map_populate"
 STRESSORS="mmap mmapaddr mmapfixed mmapmany munmap mremap brk stack vm-addr"
 rmmod flexmmap 2>/dev/null
-[ -d "$ST" ] || t_skip_all "no $ST: build with 'make' (it builds the vm selftests)"
-command -v stress-ng >/dev/null || t_skip_all "stress-ng not in the guest image"
+[ -d "$ST" ] || t_fail_all "no $ST: build with 'make' (it builds the vm selftests)"
+command -v stress-ng >/dev/null || t_fail_all "stress-ng not in the guest image"
 if grep -qw la57 /proc/cpuinfo; then
 	SELFTESTS="$SELFTESTS va_128TBswitch"
 else
@@ -85,7 +85,7 @@ else
 	t_diag "only $mem_mb MiB: not requiring every suite to pass on stock (mremap_test's 2 GB cases need ~3.5 GB)"
 fi
 
-insmod "$FMM_KO" || t_skip_all "insmod failed"
+t_insmod
 for l in 0 1 2 3; do
 	echo $l >/proc/sys/vm/flexmmap_layout
 	run_suites "layout$l"

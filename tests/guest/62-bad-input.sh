@@ -13,7 +13,7 @@ t_need_root
 t_smp
 
 rmmod flexmmap 2>/dev/null
-insmod "$FMM_KO" layout=2 nx=1 || t_skip_all "insmod failed"
+t_insmod layout=2 nx=1
 t_dmesg_mark
 L=/proc/sys/vm/flexmmap_layout
 X=/proc/sys/vm/flexmmap_nx

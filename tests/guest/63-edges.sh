@@ -12,7 +12,7 @@ t_need_root
 
 P=$FMM_PROBES
 rmmod flexmmap 2>/dev/null
-insmod "$FMM_KO" layout=0 || t_skip_all "insmod failed"
+t_insmod layout=0
 t_dmesg_mark
 L=/proc/sys/vm/flexmmap_layout
 saved_min=$(cat /proc/sys/vm/mmap_min_addr)

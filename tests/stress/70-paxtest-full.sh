@@ -16,7 +16,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/../guest/lib.sh
 . "$(dirname "$0")/../lib.sh"
 t_need_root
-command -v paxtest >/dev/null || t_skip_all "paxtest not in the guest image"
+command -v paxtest >/dev/null || t_fail_all "paxtest not in the guest image"
 rmmod flexmmap 2>/dev/null
 work=$(mktemp -d /tmp/pax.XXXXXX)
 t_dmesg_mark
@@ -30,7 +30,7 @@ run_pax() { # NAME
 }
 
 run_pax stock
-insmod "$FMM_KO" || t_skip_all "insmod failed"
+t_insmod
 for l in 1 2; do
 	echo $l >/proc/sys/vm/flexmmap_layout
 	run_pax "layout$l"
