@@ -4,6 +4,7 @@
 # release the module is built against, with the environment qemu/run promises.
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
+t_plan 6
 
 if [ -n "${FLEXMMAP_KVER:-}" ]; then
 	t_eq "guest runs the expected kernel release ($FLEXMMAP_KVER)" "$FLEXMMAP_KVER" "$(uname -r)"

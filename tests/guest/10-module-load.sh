@@ -5,6 +5,7 @@
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 7
 
 [ -f "$FMM_KO" ] || {
 	t_fail "the module is built ($FMM_KO)" "run 'make module' on the host"

@@ -5,6 +5,7 @@
 # add a test file NN-name.sh that mentions a probe's name to take it over.
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
+t_plan 6
 
 [ -d "$FMM_PROBES" ] || {
 	t_fail "the probes are built ($FMM_PROBES)" "run 'make probes' on the host"

@@ -8,6 +8,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 32
 
 rmmod flexmmap 2>/dev/null
 t_insmod

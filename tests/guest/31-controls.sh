@@ -7,6 +7,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 38
 
 S=/proc/sys/vm/flexmmap_layout
 rmmod flexmmap 2>/dev/null

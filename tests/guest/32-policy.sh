@@ -8,6 +8,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 17
 
 S=/proc/sys/vm/flexmmap_layout
 P=$FMM_PROBES

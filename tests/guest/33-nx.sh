@@ -9,6 +9,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 93
 
 S=/proc/sys/vm/flexmmap_nx
 P=$FMM_PROBES

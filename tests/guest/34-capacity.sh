@@ -20,6 +20,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 33
 
 report=$FMM_PROBES/flexmmap-report
 [ -x "$report" ] || t_fail_all "no $report (make probes)"

@@ -8,6 +8,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 55
 
 R=/proc/sys/vm/flexmmap_retarget
 P=$FMM_PROBES

@@ -19,6 +19,7 @@ rmmod flexmmap 2>/dev/null
 	t_skip_all "no headers package for $kver in the guest image (DKMS needs one; Debian's kernel has it)"
 command -v dkms >/dev/null || t_fail_all "no dkms in the guest image"
 compgen -G "$D/flexmmap-dkms_*.deb" >/dev/null || t_fail_all "no .debs in $D: make deb"
+t_plan 12
 t_dmesg_mark
 
 start=$SECONDS

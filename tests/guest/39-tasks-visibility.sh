@@ -11,6 +11,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 41
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 HP=/tmp/fmm-39-proc

@@ -18,6 +18,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 14
 t_smp
 
 P=$FMM_PROBES

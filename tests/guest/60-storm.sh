@@ -19,6 +19,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 8
 t_smp
 
 P=$FMM_PROBES

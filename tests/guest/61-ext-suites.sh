@@ -14,6 +14,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 6
 
 ST=$FMM_DIR/selftests
 secs=${FMM_STRESSNG_SECONDS:-1}

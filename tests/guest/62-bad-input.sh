@@ -10,6 +10,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 18
 t_smp
 
 rmmod flexmmap 2>/dev/null

@@ -9,6 +9,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
+t_plan 29
 
 P=$FMM_PROBES
 rmmod flexmmap 2>/dev/null
