@@ -183,3 +183,7 @@ module_exit(fmm_exit);
 MODULE_LICENSE("GPL");
 MODULE_AUTHOR("The flexmmap developers");
 MODULE_DESCRIPTION("Flexible and legacy mmap layouts, chosen at exec");
+/* The package version (debian/changelog); it also makes modpost record a
+ * srcversion, which the DKMS test compares with the module under test.
+ */
+MODULE_VERSION("0.1");

@@ -13,6 +13,7 @@ t_need_root
 # shellcheck source=SCRIPTDIR/debug.sh
 . "$(dirname "$0")/debug.sh"
 t_debug_kernel || t_skip_all "not a debug kernel (no KASAN, lockdep or kmemleak)"
+t_plan 5
 t_debug_reports "at boot"
 if [ -w "$T_KMEMLEAK" ]; then
 	t_kmemleak_scan >/tmp/kmemleak.boot

@@ -19,7 +19,7 @@ rmmod flexmmap 2>/dev/null
 	t_skip_all "no headers package for $kver in the guest image (DKMS needs one; Debian's kernel has it)"
 command -v dkms >/dev/null || t_fail_all "no dkms in the guest image"
 compgen -G "$D/flexmmap-dkms_*.deb" >/dev/null || t_fail_all "no .debs in $D: make deb"
-t_plan 12
+t_plan 13
 t_dmesg_mark
 
 start=$SECONDS
@@ -38,6 +38,17 @@ else
 fi
 path=$(modinfo -n flexmmap 2>&1)
 t_diag "modinfo -n flexmmap: $path"
+# The package must carry the module under test: the same sources as $FMM_KO
+# (modpost's srcversion sums them), so a run of the suite against another
+# module (the do-nothing control) cannot pass here on the packaged one.
+want=$(modinfo -F srcversion "$FMM_KO" 2>&1)
+got=$(modinfo -F srcversion flexmmap 2>&1)
+if [ -n "$want" ] && [ "$want" = "$got" ]; then
+	t_ok "the DKMS-built module has the sources of \$FMM_KO (srcversion $got)"
+else
+	t_fail "the DKMS-built module has the sources of \$FMM_KO" \
+		"srcversion of $FMM_KO: '$want', of the DKMS build: '$got'"
+fi
 t_check "modprobe flexmmap" modprobe flexmmap
 t_check "the sysctl appeared" test -e /proc/sys/vm/flexmmap_layout
 if out=$(/usr/lib/flexmmap/fmm-layout-64 --expect topdown --expect-alloc module-topdown 2>&1); then

@@ -130,7 +130,7 @@ inject() { # NAME ARGS...
 	t_eq "$name: no negative counter in /proc/flexmmap/stats" "" "$(neg_stats)"
 }
 
-insmod "$FMM_KO" layout=2 || t_skip_all "insmod failed"
+t_insmod layout=2
 
 # Beside it all: a process forking on the module's allocator, and execs.
 "$P/fmm-sleep-64" --fork-loop --threads 1 </dev/null >/tmp/fi.forker 2>&1 &
