@@ -35,6 +35,7 @@ if [ ! -e /proc/self/fail-nth ]; then
 		"CONFIG_FAULT_INJECTION missing? see scripts/kernel.config"
 	exit 1
 fi
+t_plan 42
 
 P=$FMM_PROBES
 # The sweeps read their programs and the module with a failure armed: from

@@ -12,6 +12,7 @@ t_need_root
 # shellcheck source=SCRIPTDIR/debug.sh
 . "$(dirname "$0")/debug.sh"
 t_debug_kernel || t_skip_all "not a debug kernel (no KASAN, lockdep or kmemleak)"
+t_plan 5
 rmmod flexmmap 2>/dev/null
 t_debug_reports "after the suite"
 if [ -w "$T_KMEMLEAK" ]; then
