@@ -34,7 +34,7 @@ lva0=$(sysctl -n vm.legacy_va_layout)
 rows=stock,stock-legacy,module-legacy,module-flexible,stock-legacy-3gb,module-legacy-3gb
 t0=$SECONDS
 rc=0
-"$report" --bits 32 --rows "$rows" --out "$out" >"$out/stdout" 2>"$out/stderr" || rc=$?
+"$report" --module "$FMM_KO" --bits 32 --rows "$rows" --out "$out" >"$out/stdout" 2>"$out/stderr" || rc=$?
 secs=$((SECONDS - t0))
 if [ "$rc" = 0 ] && [ -s "$out/capacity.json" ]; then
 	t_ok "flexmmap-report --bits 32 ($rows) exits 0 in ${secs} s"
@@ -107,8 +107,9 @@ for rid, (d, a) in want.items():
     if c is None:
         continue
     C[rid] = c
+    ctl = "control (stock kernel): " if rid.startswith("stock") else ""
     check(c["direction"] == d and c["fmm_alloc"] == a,
-          f"32-bit {rid}: {d}, allocator {a}",
+          f"{ctl}32-bit {rid}: {d}, allocator {a}",
           f"saw {c['direction']}, allocator {c['fmm_alloc']}")
 
 fl, lg = C.get("module-flexible"), C.get("module-legacy")
@@ -180,9 +181,10 @@ for rid in ("stock-legacy-3gb", "module-legacy-3gb"):
     if not c:
         continue
     v, seed = c["brk_max"], 896 * MiB
+    ctl = "control (stock kernel): " if rid.startswith("stock") else ""
     check(c["task_size"] == 0xC0000000 and c["legacy_base"] == 0x40000000
           and abs(v - seed) <= seed * 0.05,
-          f"{rid}: brk-only {mb(v)} within 5% of 896 MiB "
+          f"{ctl}{rid}: brk-only {mb(v)} within 5% of 896 MiB "
           f"({100 * (v - seed) / seed:+.1f}%; task size {c['task_size']:#x}, "
           f"legacy base {c['legacy_base']:#x}); mmap-only "
           f"{mb(c['mmap_total'])}",

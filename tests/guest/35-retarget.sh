@@ -205,7 +205,7 @@ else
 fi
 
 # --- the compare tool shows one process before and after ----------------
-out=$("$P/flexmmap-compare" --retarget legacy,flexible -- "$P/fmm-sleep-32" 2>&1)
+out=$("$P/flexmmap-compare" --module "$FMM_KO" --retarget legacy,flexible -- "$P/fmm-sleep-32" 2>&1)
 rc=$?
 if [ $rc -eq 0 ] && grep -q "then 'legacy', 4 more" <<<"$out" &&
 	grep -q 'legacy / module-bottomup' <<<"$out" &&
