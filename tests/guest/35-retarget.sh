@@ -53,6 +53,7 @@ direction() {
 }
 
 task_line() { awk -v p="$1" '$1 == p { print $2, $3 }' /proc/flexmmap/tasks; }
+stat_of() { awk -v k="$1" '$1 == k { print $2 }' /proc/flexmmap/stats; }
 
 # The address ranges of a maps file, "START END" in hex.
 ranges() { awk '{ split($1, r, "-"); print "0x" r[1], "0x" r[2] }' "/proc/$1/maps"; }
@@ -70,9 +71,16 @@ not_covered() {
 	done <<<"$1"
 }
 
+# Checks that hold on the kernel's top-down allocator too (the mappings did
+# not move, the process still works, maps descend) show the module acting
+# only when the process was on its allocators: "moved" records that it was
+# seen on module-bottomup and then module-topdown, and those results fail
+# without it.
 retarget_case() { # BITS
-	local bits=$1 before after addrs dir lo hi a ok list
+	local bits=$1 before after addrs dir lo hi a ok list st r0
+	moved=''
 	start_worker "$bits"
+	r0=$(stat_of retarget)
 	addrs=$(map_n 3)
 	t_eq "$bits-bit: before re-targeting, kernel top-down" "kernel kernel-topdown" \
 		"$(task_line "$wpid")"
@@ -89,9 +97,11 @@ retarget_case() { # BITS
 		# shellcheck disable=SC2086 # one address per word
 		dir=$(direction $addrs)
 		list=$(tr '\n' ' ' <<<"$addrs")
+		st=$(task_line "$wpid")
 		case $mode in
 		legacy)
-			t_eq "$bits-bit: now legacy" "legacy module-bottomup" "$(task_line "$wpid")"
+			t_eq "$bits-bit: now legacy" "legacy module-bottomup" "$st"
+			[ "$st" != "legacy module-bottomup" ] || moved=bottomup
 			t_eq "$bits-bit: legacy: 4 new maps ascending ($list)" asc "$dir"
 			# Bottom-up from the legacy base: a third of the task size.
 			if [ "$bits" = 32 ]; then lo=0x55555000 hi=0x80000000; else
@@ -105,57 +115,73 @@ retarget_case() { # BITS
 			fi
 			;;
 		flexible)
-			t_eq "$bits-bit: now flexible" "flexible module-topdown" "$(task_line "$wpid")"
-			t_eq "$bits-bit: flexible: 4 new maps descending ($list)" desc "$dir"
+			t_eq "$bits-bit: now flexible" "flexible module-topdown" "$st"
+			[ "$st" != "flexible module-topdown" ] || [ -z "$moved" ] || moved+=,topdown
+			t_eq "$bits-bit: flexible: 4 new maps descending on module-topdown ($list)" \
+				"desc flexible module-topdown" "$dir $st"
 			if [ "$bits" = 32 ]; then lo=0x80000000; else lo=0x400000000000; fi
 			ok=true
+			[ "$st" = "flexible module-topdown" ] || ok=false
 			for a in $addrs; do ((a >= lo)) || ok=false; done
 			if $ok; then
 				t_ok "$bits-bit: flexible: new maps below the stack gap, above $lo"
 			else
-				t_fail "$bits-bit: flexible: new maps above $lo" "saw $list"
+				t_fail "$bits-bit: flexible: new maps above $lo, on module-topdown" "saw $list ($st)"
 			fi
 			;;
 		kernel)
-			t_eq "$bits-bit: back on the kernel's allocator" "kernel kernel-topdown" \
-				"$(task_line "$wpid")"
-			t_eq "$bits-bit: kernel again: 4 new maps descending" desc "$dir"
+			# The module's retarget counter says the three requests
+			# were carried out (only the module moves it).
+			t_eq "$bits-bit: back on the kernel's allocator after 3 retargets" \
+				"kernel kernel-topdown +3" "$st +$(($(stat_of retarget) - r0))"
+			t_eq "$bits-bit: kernel again: 4 new maps descending, after module-bottomup and -topdown" \
+				"desc bottomup,topdown" "$dir $moved"
 			;;
 		esac
 	done
 	after=$(ranges "$wpid")
-	t_eq "$bits-bit: no existing mapping moved" "" "$(not_covered "$before" "$after")"
+	t_eq "$bits-bit: no existing mapping moved across module-bottomup and -topdown" \
+		"bottomup,topdown" "$moved$(not_covered "$before" "$after")"
 	echo check >&"${W[1]}"
 	read -r -t 30 a <&"${W[0]}"
-	t_eq "$bits-bit: the process's self-check still holds" "ok 1" "$a"
+	t_eq "$bits-bit: the process's self-check still holds after module-bottomup and -topdown" \
+		"ok 1 bottomup,topdown" "$a $moved"
 }
 
 retarget_case 32
 echo quit >&"${W[1]}"
 wait "$wpid"
-t_eq "32-bit worker exits 0" 0 $?
+t_eq "32-bit worker exits 0 after module-bottomup and -topdown" "0 bottomup,topdown" "$? $moved"
 
 # A 32-bit process with a 3 GiB space (setarch --3gb): its bases come from
 # its own personality.  Computed from the writer's (a 64-bit shell: 4 GiB),
 # the top-down base landed above 3 GiB and every later mmap failed.
 start_worker 32 setarch i386 --3gb
+moved=''
 for mode in flexible legacy; do
 	echo "$wpid $mode" >$R || t_fail "--3gb: retarget $wpid $mode accepted"
 	addrs=$(map_n 3)
 	list=$(tr '\n' ' ' <<<"$addrs")
-	if [ "$mode" = flexible ]; then want=desc lo=0x80000000; else want=asc lo=0x40000000; fi
+	st=$(task_line "$wpid")
+	if [ "$mode" = flexible ]; then
+		want=desc lo=0x80000000 alloc="flexible module-topdown"
+	else
+		want=asc lo=0x40000000 alloc="legacy module-bottomup"
+	fi
 	ok=true
+	[ "$st" = "$alloc" ] || ok=false
 	for a in $addrs; do [[ $a == 0x* ]] && ((a >= lo && a < 0xc0000000)) || ok=false; done
 	# shellcheck disable=SC2086 # one address per word
 	if $ok && [ "$(direction $addrs)" = "$want" ]; then
-		t_ok "--3gb: after a retarget to $mode, 3 maps $want in [$lo, 3 GiB) ($list)"
+		t_ok "--3gb: after a retarget to $mode, $alloc, 3 maps $want in [$lo, 3 GiB) ($list)"
+		moved+=" $mode"
 	else
-		t_fail "--3gb: after a retarget to $mode, 3 maps $want in [$lo, 3 GiB)" "saw $list"
+		t_fail "--3gb: after a retarget to $mode, $alloc, 3 maps $want in [$lo, 3 GiB)" "saw $list ($st)"
 	fi
 done
 echo quit >&"${W[1]}"
 wait "$wpid"
-t_eq "--3gb worker exits 0 (its own checks held)" 0 $?
+t_eq "--3gb worker exits 0 (its own checks held) after both retargets" "0 flexible legacy" "$?$moved"
 retarget_case 64
 
 # --- bad requests: refused, errno says why, nothing changes ---------------
@@ -220,11 +246,14 @@ t_sub <<<"$out"
 
 # --- unload with a re-targeted process running -------------------------
 t_dmesg_mark
+st=$(task_line "$wpid")
 rmmod flexmmap
-t_eq "rmmod with a re-targeted process running" 0 $?
+t_eq "rmmod with a re-targeted process running (on module-bottomup)" \
+	"0 legacy module-bottomup" "$? $st"
 t_check "the control file is gone" test ! -e $R
 addrs=$(map_n 2)
-t_eq "after rmmod the process still maps memory" "" "$(grep bad: <<<"$addrs")"
+t_eq "after rmmod the process that was on module-bottomup still maps memory" \
+	"legacy module-bottomup" "$st$(grep bad: <<<"$addrs")"
 echo quit >&"${W[1]}"
 wait "$wpid"
 t_eq "64-bit worker exits 0 after rmmod" 0 $?
