@@ -11,7 +11,7 @@ t_need_root
 t_plan 32
 
 rmmod flexmmap 2>/dev/null
-t_insmod
+t_insmod layout=3
 sysctl -qw vm.nr_hugepages=8 || true
 
 # expected LAYOUT ALLOC MODE for: $1 mode, $2 variant

@@ -31,7 +31,7 @@ hooked() { # the kprobe and ftrace lists, one "kprobe SYM" / "ftrace SYM" per li
 
 before=$(hooked)
 t_dmesg_mark
-t_insmod
+t_insmod layout=3
 hook=$(awk '$1 == "layout_hook" { print $2 }' /proc/flexmmap/stats)
 case $hook in
 ftrace_redirect | mmap_layout) t_plan 20 ;;

@@ -16,7 +16,7 @@ t_plan 41
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 HP=/tmp/fmm-39-proc
 rmmod flexmmap 2>/dev/null
-t_insmod
+t_insmod layout=3
 
 # tv_view P: two lines, the PIDs that P/flexmmap/tasks lists, and the user
 # processes (neither kernel threads nor zombies) P shows this reader.  Only

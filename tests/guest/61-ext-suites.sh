@@ -86,7 +86,7 @@ else
 	t_diag "only $mem_mb MiB: not requiring every suite to pass on stock (mremap_test's 2 GB cases need ~3.5 GB)"
 fi
 
-t_insmod
+t_insmod layout=3
 for l in 0 1 2 3; do
 	echo $l >/proc/sys/vm/flexmmap_layout
 	run_suites "layout$l"
