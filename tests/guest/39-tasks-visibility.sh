@@ -56,11 +56,21 @@ same_set() {
 }
 
 # has_values NAME LINE / no_values NAME LINE: MODE ALLOCATOR nx shown or "-".
+# mod_values NAME LINE: the values of a process exec'd since insmod
+# layout=3 (a program with PT_GNU_STACK: "auto module-topdown nx=0"), so
+# the line shows what the module did, not only that it has a shape.
 has_values() {
 	if [[ $2 =~ ^[0-9]+\ [a-z]+\ [a-z-]+\ nx=[0-3]\ [^\ ]+$ ]]; then
 		t_ok "$1"
 	else
 		t_fail "$1" "line: '$2'"
+	fi
+}
+mod_values() {
+	if [[ $2 =~ ^[0-9]+\ auto\ module-topdown\ nx=0\ [^\ ]+$ ]]; then
+		t_ok "$1 (auto, module-topdown)"
+	else
+		t_fail "$1 (auto, module-topdown)" "line: '$2'"
 	fi
 }
 no_values() {
@@ -95,11 +105,11 @@ for who in root userns-root; do
 	else
 		t_fail "$who, new PID namespace: PID 1 is its bash, not the host's init" "line: '$line'"
 	fi
-	has_values "$who, new PID namespace: PID 1 (its own) has values" "$line"
+	mod_values "$who, new PID namespace: PID 1 (its own) has values" "$line"
 	self=$(sed -n 's/^self: //p' <<<"$out")
 	t_eq "$who, new PID namespace: /proc/flexmmap/self gives its namespace PID" \
 		"$(sed -n 's/^me: //p' <<<"$out")" "${self%% *}"
-	has_values "$who, new PID namespace: /proc/flexmmap/self has values" "$self"
+	mod_values "$who, new PID namespace: /proc/flexmmap/self has values" "$self"
 done
 
 # --- (b) hidepid, and which columns a reader gets ----------------------------
@@ -120,9 +130,9 @@ no_values "nobody: PID 1 listed, with - for MODE ALLOCATOR nx" \
 	"$("${NOBODY[@]}" bash -c 'tv_line /proc 1')"
 no_values "nobody: root's sleep listed, with -" \
 	"$("${NOBODY[@]}" bash -c "tv_line /proc $rootsleep")"
-has_values "nobody: its own process has values" \
+mod_values "nobody: its own process has values" \
 	"$("${NOBODY[@]}" bash -c 'tv_line /proc $$')"
-has_values "nobody: /proc/flexmmap/self has values" \
+mod_values "nobody: /proc/flexmmap/self has values" \
 	"$("${NOBODY[@]}" cat /proc/flexmmap/self)"
 
 mkdir -p $HP
@@ -160,13 +170,13 @@ no_values "userns-root: PID 1 (host root's) with -" \
 	"$(unshare -U -r bash -c 'tv_line /proc 1')"
 no_values "userns-root: host root's sleep with -" \
 	"$(unshare -U -r bash -c "tv_line /proc $rootsleep")"
-has_values "userns-root: its own process has values" \
+mod_values "userns-root: its own process has values" \
 	"$(unshare -U -r bash -c 'tv_line /proc $$')"
 out=$("${NOBODY[@]}" unshare -U -r bash -c 'sleep 60 & tv_view /proc; kill %1')
 same_set "nobody's userns-root: tasks lists every user process" "$out"
 no_values "nobody's userns-root: PID 1 with -" \
 	"$("${NOBODY[@]}" unshare -U -r bash -c 'tv_line /proc 1')"
-has_values "nobody's userns-root: its own process has values" \
+mod_values "nobody's userns-root: its own process has values" \
 	"$("${NOBODY[@]}" unshare -U -r bash -c 'tv_line /proc $$')"
 if mount -t proc -o hidepid=2 proc $HP; then
 	out=$("${NOBODY[@]}" unshare -U -r bash -c 'sleep 60 & tv_view '$HP'; kill %1')
