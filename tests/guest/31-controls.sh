@@ -32,23 +32,36 @@ for bad in 4 -1 7 99999999999 abc; do
 	fi
 done
 
-t_insmod layout=2
-t_eq "layout= sets the initial value" 2 "$(cat $S)"
+# alloc_now: the allocator a program exec'd now gets (fmm-layout-64, a
+# PT_GNU_STACK program): what the value read back does, not only says.
+alloc_now() {
+	"$FMM_PROBES/fmm-layout-64" --expect-alloc kernel-topdown 2>&1 |
+		sed -n 's/.*allocator of PID [0-9]*: expected [a-z-]*, saw \([a-z-]*\).*/\1/p'
+}
+want_alloc=(kernel-topdown module-bottomup module-topdown module-topdown)
 
-# Each rejected write must fail (EINVAL) and leave the old value.
+t_insmod layout=2
+t_eq "layout= sets the initial value, and a new exec follows it" \
+	"2 module-topdown" "$(cat $S) $(alloc_now)"
+
+# Each rejected write must fail (EINVAL) and leave the old value, which the
+# next exec still follows.
 for bad in 4 -1 abc '' 2x 3.5 ' '; do
 	echo 1 >$S
 	if printf '%s\n' "$bad" >$S 2>/dev/null; then
 		t_fail "write '$bad' rejected" "the write succeeded"
 	else
-		t_eq "write '$bad' rejected, value stays 1" 1 "$(cat $S)"
+		t_eq "write '$bad' rejected, value stays 1 (a new exec: module-bottomup)" \
+			"1 module-bottomup" "$(cat $S) $(alloc_now)"
 	fi
 done
 printf '' >$S
-t_eq "zero-length write changes nothing" 1 "$(cat $S)"
+t_eq "zero-length write changes nothing (a new exec: module-bottomup)" \
+	"1 module-bottomup" "$(cat $S) $(alloc_now)"
 for good in 0 1 2 3; do
 	echo "$good" >$S
-	t_eq "write $good accepted" "$good" "$(cat $S)"
+	t_eq "write $good accepted, a new exec gets ${want_alloc[good]}" \
+		"$good ${want_alloc[good]}" "$(cat $S) $(alloc_now)"
 done
 
 # Writers without CAP_SYS_ADMIN in the initial user namespace are refused
@@ -74,6 +87,9 @@ for f in flexmmap_layout flexmmap_nx; do
 			t_fail "vm.$f: a write by $who is refused" "the write succeeded"
 		elif ! grep -qxE 'sh: 1: (cannot create .*: Permission denied|echo: echo: I/O error)' <<<"$out"; then
 			t_fail "vm.$f: a write by $who is refused" "not refused by the write: $out"
+		elif [ "$f" = flexmmap_layout ]; then
+			t_eq "vm.$f: a write by $who is refused, value stays $v (a new exec: ${want_alloc[v]})" \
+				"$v ${want_alloc[v]}" "$(cat /proc/sys/vm/$f) $(alloc_now)"
 		else
 			t_eq "vm.$f: a write by $who is refused, value stays $v" "$v" \
 				"$(cat /proc/sys/vm/$f)"
