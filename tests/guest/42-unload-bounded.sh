@@ -81,8 +81,12 @@ kill -TERM $forker
 wait $forker
 frc=$?
 
-t_eq "$cycles insmod/rmmod cycles with retargets of a forking process: every rmmod returned within 30 s" \
-	"" "$hung"
+# The bound means something only with retargets carried out in the loaded
+# windows (the module's own counter): the first result requires them.
+acted=no
+((retargets > 0)) && acted=yes
+t_eq "$cycles insmod/rmmod cycles with retargets of a forking process ($retargets carried out): every rmmod returned within 30 s" \
+	"retargets: yes" "retargets: $acted$hung"
 t_diag "cycles took $((SECONDS - start)) s; slowest rmmod $worst s"
 t_eq "no insmod failed" 0 "$failed"
 t_eq "no counter of /proc/flexmmap/stats was negative" "" "$negative"
@@ -93,7 +97,7 @@ else
 	t_fail "the cycles retargeted the forker and its children inherited module allocators" \
 		"retargets $retargets, fork_inherit $inherits"
 fi
-t_eq "the forking process and its children saw no failure" 0 "$frc"
+t_eq "the forking process and its children (retargeted: $acted) saw no failure" "0 yes" "$frc $acted"
 t_sub <$S/forker
 
 # --- a process whose mmap lock a stalled FUSE fault holds ----------------
@@ -112,8 +116,8 @@ coproc M { exec "$P/fmm-fuse-stall-64" map $S/mnt/stall; }
 read -r -t 30 line <&"${M[0]}" || line="no answer: $(cat $S/server.err)"
 mapper=$M_PID
 addr=${line#mapped }
-t_eq "a process on a module allocator maps a FUSE file" "flexible module-topdown" \
-	"$(awk -v p="$mapper" '$1 == p { print $2, $3 }' /proc/flexmmap/tasks)"
+mline=$(awk -v p="$mapper" '$1 == p { print $2, $3 }' /proc/flexmmap/tasks)
+t_eq "a process on a module allocator maps a FUSE file" "flexible module-topdown" "$mline"
 # The reader faults the page in with the mapper's mmap lock held, and waits.
 dd if="/proc/$mapper/mem" of=/dev/null bs=4096 count=1 iflag=skip_bytes \
 	skip=$((addr)) 2>$S/dd.err &
@@ -132,8 +136,11 @@ else
 		"exit $rc after $((SECONDS - t0)) s: $err"
 fi
 t0=$SECONDS
-if rmmod_within 20; then
-	t_ok "rmmod returns within 20 s while its mmap lock is held ($((SECONDS - t0)) s)"
+if rmmod_within 20 && [ "$mline" = "flexible module-topdown" ]; then
+	t_ok "rmmod returns within 20 s while the mmap lock of a process on module-topdown is held ($((SECONDS - t0)) s)"
+elif [ "$mline" != "flexible module-topdown" ]; then
+	t_fail "rmmod returns within 20 s while the mmap lock of a process on module-topdown is held" \
+		"the process was not on the module's allocator ('$mline'): nothing to wait for"
 else
 	t_fail "rmmod returns within 20 s while its mmap lock is held" \
 		"still running after $((SECONDS - t0)) s: $(cat $S/rmmod.out)"
