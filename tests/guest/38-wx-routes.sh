@@ -70,8 +70,8 @@ else
 fi
 
 # --- the stock kernel, module not loaded -------------------------------
-wx_run 0 "stock kernel"
-wx_run 0 "stock kernel, as nobody" nobody
+wx_run 0 "control (stock kernel)"
+wx_run 0 "control (stock kernel), as nobody" nobody
 
 # --- W^X ----------------------------------------------------------------
 if ! insmod "$FMM_KO" layout=2 nx=3; then
@@ -91,7 +91,14 @@ else
 fi
 
 echo 0 >$S
-wx_run 0 "nx=0 after nx=3"
+if [ "$after" -gt "$before" ]; then
+	wx_run 0 "nx=0 after nx=3 closed routes"
+else
+	for b in 64 32; do
+		t_fail "nx=0 after nx=3 closed routes: fmm-wx-$b matches the nx=0 table" \
+			"nx=3 refused nothing (wx_denied_*: $before -> $after): nothing to reopen"
+	done
+fi
 rmmod flexmmap
 t_eq "rmmod" 0 $?
 
