@@ -42,7 +42,9 @@ for mode in 0 1 2 3; do
 			esac
 			read -r layout alloc m < <(expect "$mode" "$v")
 			sysctl -qw vm.legacy_va_layout=$lva
-			t_check "layout=$mode ${bits}-bit $v: $layout, $alloc, mode $m" \
+			ctl=
+			[ "$mode" != 0 ] || ctl="control (layout=0 leaves the kernel's choice): "
+			t_check "${ctl}layout=$mode ${bits}-bit $v: $layout, $alloc, mode $m" \
 				"${pre[@]}" "$bin" --expect "$layout" \
 				--expect-alloc "$alloc" --expect-mode "$m"
 			sysctl -qw vm.legacy_va_layout=0
