@@ -250,12 +250,10 @@ else
 fi
 
 # An injected failure of vmalloc() logs "vmalloc error" with a stack trace:
-# set those reports aside, count everything else.
+# the shared filter sets those reports aside and counts everything else.
 problems() {
-	t_dmesg_since | awk -v bad="$T_BAD_KERNEL|$T_KASAN|$T_LOCKDEP|$T_DEBUG_VM" '
-		/page allocation failure|vmalloc error/ { alloc = 1 }
-		/Oops|BUG:|WARNING:|Kernel panic|blocked for more than|soft lockup|rcu/ { alloc = 0 }
-		$0 ~ bad && !(alloc && /Call Trace/) { print }'
+	t_dmesg_since | awk -v bad="$T_BAD_KERNEL|$T_KASAN|$T_LOCKDEP|$T_DEBUG_VM" \
+		-f "$FMM_TESTS/kernel-problems.awk"
 }
 t_eq "no WARN, BUG, KASAN, lockdep or DEBUG_VM report in the kernel log" "" \
 	"$(problems | head -n 20)"

@@ -123,7 +123,9 @@ t_dmesg_since() {
 		dmesg | awk -v m="$T_DMESG_MARK" 'f; index($0, m) { f = 1 }'
 	fi
 }
-t_kernel_problems() { t_dmesg_since | grep -E "$T_BAD_KERNEL" || true; }
+t_kernel_problems() {
+	t_dmesg_since | awk -v bad="$T_BAD_KERNEL" -f "$FMM_TESTS/kernel-problems.awk"
+}
 
 # The load/unload files run with every guest CPU online: one result says
 # how many (at least FMM_MIN_CPUS, default 2), so a one-CPU run cannot pass
