@@ -42,7 +42,8 @@ forker=$!
 
 failed=0 unanchored=0 start=$SECONDS
 for c in $(seq "$cycles"); do
-	read -r l x <<<"$(win_pin "$c")"
+	win_pin "$c"
+	l=$WIN_L x=$WIN_X
 	win_set "I $c"
 	if ! insmod "$FMM_KO" layout="$l" nx="$x"; then
 		failed=$((failed + 1))
@@ -68,7 +69,7 @@ frc=$?
 
 read -r n straddled printed pfail <"$W/execs"
 t_diag "$cycles cycles in $((SECONDS - start)) s; $n probe execs: $(wc -l <"$W/checked") inside a window, $straddled across a window's edge (not counted), $printed started in a transition (--print)"
-[ "$unanchored" = 0 ] || t_diag "$unanchored anchored window(s) saw no probe of each kind within 60 s"
+[ "$unanchored" = 0 ] || t_diag "$unanchored anchored window(s) saw no probe of each kind within 90 s"
 [ ! -s "$W/busy" ] || t_diag "rmmod refused $(wc -l <"$W/busy") time(s): module in use"
 if [ "$failed" = 0 ] && [ "$pfail" = 0 ]; then
 	t_ok "$cycles insmod/rmmod cycles, none failed; the $printed probes exec'd in the transitions ran"

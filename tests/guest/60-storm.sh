@@ -40,13 +40,12 @@ t_dmesg_mark
 w64=$!
 "$P/fmm-sleep-32" --threads 2 --fork-loop --pause 2000 </dev/null >"$W/w32" 2>&1 &
 w32=$!
+# Layout and NX probes interleaved: a window sees both kinds soon.
 specs=()
 for v in 64 32 64-nognustack 32-nognustack; do
-	specs+=("layout topdown $P/fmm-layout-$v")
+	specs+=("layout topdown $P/fmm-layout-$v" "nx $P/fmm-nx-$v")
 done
-for v in 64 32 64-nognustack 32-nognustack 64-execstack 32-execstack; do
-	specs+=("nx $P/fmm-nx-$v")
-done
+specs+=("nx $P/fmm-nx-64-execstack" "nx $P/fmm-nx-32-execstack")
 win_exec_loop "${specs[@]}" &
 execs=$!
 # The writer: flips in every state but P and L; seeing one of those, it
@@ -57,7 +56,8 @@ execs=$!
 	while [ ! -e "$W/stop" ]; do
 		for l in 0 1 2 3; do
 			for x in 0 1 2 3; do
-				s=$(win_state)
+				win_state
+				s=$WIN_S
 				if [[ $s == [PL]* ]]; then
 					echo "$s" >"$W/ack"
 					sleep 0.02
@@ -75,7 +75,8 @@ writer=$!
 
 failed=0 unanchored=0 unacked=0 start=$SECONDS
 for c in $(seq "$cycles"); do
-	read -r l x <<<"$(win_pin "$c")"
+	win_pin "$c"
+	l=$WIN_L x=$WIN_X
 	win_set "I $c"
 	if ! insmod "$FMM_KO" layout=$((c % 4)) nx=$(((c / 4) % 4)); then
 		failed=$((failed + 1))
@@ -115,7 +116,7 @@ rc32=$?
 
 read -r n straddled printed pfail <"$W/execs"
 t_diag "$cycles cycles in $((SECONDS - start)) s; $(cat "$W/writes") sysctl writes accepted; $n probe execs: $(wc -l <"$W/checked") inside a window, $straddled across a window's edge (not counted), $printed started in a transition (--print)"
-[ "$unanchored" = 0 ] || t_diag "$unanchored anchored window(s) saw no probe of each kind within 60 s"
+[ "$unanchored" = 0 ] || t_diag "$unanchored anchored window(s) saw no probe of each kind within 90 s"
 [ ! -s "$W/busy" ] || t_diag "rmmod refused $(wc -l <"$W/busy") time(s): module in use"
 if [ "$failed" = 0 ] && [ "$pfail" = 0 ] && [ "$unacked" = 0 ]; then
 	t_ok "$cycles insmod/rmmod cycles, none failed; the $printed probes exec'd in the transitions ran"

@@ -31,9 +31,10 @@ WIN_R=/proc/sys/vm/flexmmap_retarget
 # once in any four cycles in a row.
 WIN_LAYOUTS=(1 2 1 2)
 WIN_NXS=(0 3 3 0)
-win_pin() { # C: prints "LAYOUT NX"
+win_pin() { # C: sets WIN_L and WIN_X
 	local i=$((($1 - 1) % 4))
-	echo "${WIN_LAYOUTS[i]} ${WIN_NXS[i]}"
+	# shellcheck disable=SC2034 # read by the sourcing file
+	WIN_L=${WIN_LAYOUTS[i]} WIN_X=${WIN_NXS[i]}
 }
 
 win_init() {
@@ -45,24 +46,30 @@ win_init() {
 	win_set "N 0"
 }
 
-win_set() { echo "$*" >"$W/state.new" && mv -f "$W/state.new" "$W/state"; }
-win_state() { cat "$W/state" 2>/dev/null; }
+# One short write() to tmpfs: a reader sees the old line, nothing (a
+# transition: not counted) or the new line, never part of one.
+win_set() { echo "$*" >"$W/state"; }
+win_state() { # sets WIN_S
+	WIN_S=
+	read -r WIN_S 2>/dev/null <"$W/state"
+}
 
-# The arguments that check a probe of KIND (stock layout STOCK) in STATE.
+# The arguments that check a probe of KIND (stock layout STOCK) in STATE,
+# into WIN_ARGS (no subshell: every fork is slow under TCG).
 win_args() { # KIND STOCK STATE...
-	local kind=$1 stock=$2 s=$3 layout=${5:-} nx=${6:-}
+	local kind=$1 stock=$2 s=${3:-} layout=${5:-} nx=${6:-}
 	case $s in
 	L)
 		if [ "$kind" = nx ]; then
-			echo "--expect $nx"
+			WIN_ARGS=(--expect "$nx")
 		elif [ "$layout" = 1 ]; then
-			echo "--expect bottomup --expect-alloc module-bottomup --expect-mode legacy"
+			WIN_ARGS=(--expect bottomup --expect-alloc module-bottomup --expect-mode legacy)
 		else
-			echo "--expect topdown --expect-alloc module-topdown --expect-mode flexible"
+			WIN_ARGS=(--expect topdown --expect-alloc module-topdown --expect-mode flexible)
 		fi
 		;;
-	N) if [ "$kind" = nx ]; then echo "--expect 0"; else echo "--expect $stock"; fi ;;
-	*) echo "--print" ;;
+	N) if [ "$kind" = nx ]; then WIN_ARGS=(--expect 0); else WIN_ARGS=(--expect "$stock"); fi ;;
+	*) WIN_ARGS=(--print) ;;
 	esac
 }
 
@@ -73,6 +80,7 @@ win_args() { # KIND STOCK STATE...
 win_exec_loop() {
 	local spec kind stock s1 s2 st l x out rc n=0 straddled=0 printed=0 pfail=0
 	local -a a args
+	local WIN_S WIN_ARGS
 	while [ ! -e "$W/stop" ]; do
 		for spec in "$@"; do
 			read -r -a a <<<"$spec"
@@ -84,12 +92,15 @@ win_exec_loop() {
 				stock=-
 				a=("${a[@]:1}")
 			fi
-			s1=$(win_state)
+			win_state
+			s1=$WIN_S
 			# shellcheck disable=SC2086 # the state's words are arguments
-			read -r -a args <<<"$(win_args "$kind" "$stock" $s1)"
+			win_args "$kind" "$stock" $s1
+			args=("${WIN_ARGS[@]}")
 			out=$("${a[@]}" "${args[@]}" 2>&1)
 			rc=$?
-			s2=$(win_state)
+			win_state
+			s2=$WIN_S
 			n=$((n + 1))
 			case $s1 in
 			L* | N*)
@@ -117,18 +128,21 @@ win_exec_loop() {
 	echo "$n $straddled $printed $pfail" >"$W/execs"
 }
 
-# win_anchor C: in the first 8 cycles (each pair twice) the cycle loop
+# win_anchor C: in the first 4 cycles (each pair once) the cycle loop
 # waits, in L and in N, until a probe of each kind was counted inside the
 # window, so every (layout, nx) pair and the unloaded state are checked
 # however the execs fall.  Later windows are as short as insmod and rmmod
 # make them: probes that fall wholly inside still count.
-win_anchor() { [ "$1" -le 8 ]; }
-win_wait_seen() { # STATE: true if both kinds were counted in it (60 s)
-	local t0=$SECONDS
-	until [ "$(cat "$W/seen.layout" 2>/dev/null)" = "$*" ] &&
-		[ "$(cat "$W/seen.nx" 2>/dev/null)" = "$*" ]; do
-		[ $((SECONDS - t0)) -lt 60 ] || return 1
-		sleep 0.05
+win_anchor() { [ "$1" -le 4 ]; }
+win_wait_seen() { # STATE: true if both kinds were counted in it (90 s)
+	local t0=$SECONDS a b
+	while :; do
+		a='' b=''
+		read -r a 2>/dev/null <"$W/seen.layout"
+		read -r b 2>/dev/null <"$W/seen.nx"
+		[ "$a" != "$*" ] || [ "$b" != "$*" ] || return 0
+		[ $((SECONDS - t0)) -lt 90 ] || return 1
+		sleep 0.1
 	done
 }
 
