@@ -20,14 +20,15 @@
  *   "map" on stdin			maps 64 KiB more, keeps it, prints
  *					"mapped 0xADDR"
  *   SIGTERM/SIGINT/SIGHUP, "quit"	stops the workers, prints a "done ..."
- *					line and exits: 0 if no check, thread
- *					or child ever failed, 1 otherwise
+ *					line and exits: 0 if no check, thread,
+ *					child or fork ever failed, 1 otherwise
  * End of stdin is not a request to stop: without stdin it waits for signals.
  *
  *   --threads N	start N threads that mmap, verify and munmap in a loop
  *   --fork-loop	a thread forks continuously; each child checks (the
  *			inherited regions too) and exits 0, or 1 on failure;
- *			failed children are counted
+ *			failed children and failed fork() calls are counted,
+ *			and either makes the exit status 1
  *   --exit-leader	the main thread exits after starting the others, which
  *			leaves a zombie thread-group leader while a control
  *			thread keeps answering (needs --threads or --fork-loop
@@ -190,6 +191,7 @@ static void *fork_loop(void *arg)
 			_exit(check(getpid(), NULL, 0) ? 0 : 1);
 		if (pid < 0) {
 			count(&nr_fork_errors);
+			report_worker_failure("fork", strerror(errno));
 			usleep(1000);
 			continue;
 		}
@@ -299,7 +301,7 @@ static void *control_loop(void *arg)
 		pthread_join(*workers, NULL);
 	print_stats("done");
 	code = get(&nr_check_fail) || get(&nr_thread_fail) ||
-	       get(&nr_child_fail);
+	       get(&nr_child_fail) || get(&nr_fork_errors);
 	exit(code);
 }
 

@@ -1,9 +1,17 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # insmod/rmmod cycles (FMM_CYCLES, default 200) while a loop execs 64- and
-# 32-bit probes and a process forks continuously: no oops or WARN, every
-# exec gets a valid layout (setarch -L is bottom-up both with the module in
-# layout 1 and without it), missed probe hits are reported.
+# 32-bit probes and a process forks continuously.  Each loaded window pins
+# one (layout, nx): layout 1 or 2 with nx 0 or 3, every pair once in any
+# four cycles (windows.sh).  A probe exec'd wholly inside a window checks
+# fixed expectations: setarch -L fmm-layout on module-bottomup (layout 1,
+# ADDR_COMPAT_LAYOUT or not) or module-topdown (layout 2, forced flexible
+# overrides it), fmm-nx under the window's nx (3: W^X denials must be
+# EACCES).  One exec'd while unloaded must get the kernel's layout
+# (bottom-up, for setarch -L) and nx=0 rules: a control, the stock kernel
+# passes it too.  The forker is re-targeted onto the window's allocator in
+# every window; rmmod puts it back on the kernel's.  Also: no missed probe
+# hit, no stray int3, no oops or WARN.
 #
 # Runs with both vCPUs online (t_smp).  Under QEMU's default multi-threaded
 # TCG, 3 of 5 runs once ended with a vCPU spinning for ever on the int3 of
@@ -12,57 +20,65 @@
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
+W=/tmp/cycles
+# shellcheck source=SCRIPTDIR/windows.sh
+. "$(dirname "$0")/windows.sh"
 t_need_root
-t_plan 5
+t_plan 11
 
 t_smp
 
 P=$FMM_PROBES
 cycles=${FMM_CYCLES:-200}
 rmmod flexmmap 2>/dev/null
-rm -f /tmp/cycles.stop /tmp/cycles.fail
+win_init
 t_dmesg_mark
 
-(
-	n=0
-	while [ ! -e /tmp/cycles.stop ]; do
-		for bits in 64 32; do
-			if ! out=$(setarch -L "$P/fmm-layout-$bits" --expect bottomup 2>&1); then
-				printf '%s\n' "$out" >>/tmp/cycles.fail
-			fi
-			n=$((n + 1))
-		done
-	done
-	echo "$n" >/tmp/cycles.execs
-) &
+win_exec_loop "layout bottomup setarch -L $P/fmm-layout-64" "nx $P/fmm-nx-64" \
+	"layout bottomup setarch -L $P/fmm-layout-32" "nx $P/fmm-nx-32" &
 loop=$!
-"$P/fmm-sleep-64" --fork-loop </dev/null >/tmp/cycles.forker 2>&1 &
+"$P/fmm-sleep-64" --fork-loop </dev/null >"$W/forker" 2>&1 &
 forker=$!
 
-missed=0 failed=0 start=$SECONDS
+failed=0 unanchored=0 start=$SECONDS
 for c in $(seq "$cycles"); do
-	if ! insmod "$FMM_KO" layout=1; then
+	win_pin "$c"
+	l=$WIN_L x=$WIN_X
+	win_set "I $c"
+	if ! insmod "$FMM_KO" layout="$l" nx="$x"; then
 		failed=$((failed + 1))
+		win_set "N $c"
 		continue
 	fi
-	m=$(awk '/^missed_/ { s += $2 } END { print s + 0 }' /proc/flexmmap/stats)
-	missed=$((missed + m))
-	rmmod flexmmap || failed=$((failed + 1))
+	win_set "P $c"
+	win_retarget "$c" "$l" $forker
+	win_set "L $c $l $x"
+	! win_anchor "$c" || win_wait_seen "L $c $l $x" || unanchored=$((unanchored + 1))
+	win_stats "$c"
+	win_set "R $c"
+	win_rmmod || failed=$((failed + 1))
+	win_set "N $c"
+	! win_anchor "$c" || win_wait_seen "N $c" || unanchored=$((unanchored + 1))
 	[ $((c % 50)) != 0 ] || t_diag "cycle $c after $((SECONDS - start)) s"
 done
-touch /tmp/cycles.stop
+touch "$W/stop"
 wait $loop
 kill -TERM $forker
 wait $forker
 frc=$?
 
-t_eq "$cycles insmod/rmmod cycles, none failed" 0 "$failed"
-t_diag "missed probe hits over all cycles: $missed"
-t_diag "execs checked during the cycles: $(cat /tmp/cycles.execs)"
-if [ -s /tmp/cycles.fail ]; then
-	t_fail "every exec during the cycles got a valid layout" "$(head -n 40 /tmp/cycles.fail)"
+read -r n straddled printed pfail <"$W/execs"
+t_diag "$cycles cycles in $((SECONDS - start)) s; $n probe execs: $(wc -l <"$W/checked") inside a window, $straddled across a window's edge (not counted), $printed started in a transition (--print)"
+[ "$unanchored" = 0 ] || t_diag "$unanchored anchored window(s) saw no probe of each kind within 90 s"
+[ ! -s "$W/busy" ] || t_diag "rmmod refused $(wc -l <"$W/busy") time(s): module in use"
+if [ "$failed" = 0 ] && [ "$pfail" = 0 ]; then
+	t_ok "$cycles insmod/rmmod cycles, none failed; the $printed probes exec'd in the transitions ran"
 else
-	t_ok "every exec during the cycles got a valid layout"
+	t_fail "$cycles insmod/rmmod cycles, none failed; the probes exec'd in the transitions ran" \
+		"failed cycles: $failed; failed --print probes: $pfail" \
+		"$(tail -n 5 "$W/rmmod.err" 2>/dev/null)" "$(head -n 20 "$W/printfail" 2>/dev/null)"
 fi
-t_eq "a process forking throughout saw no failure" 0 "$frc"
+win_report_windows
+win_report_worker "the process forking throughout" $forker $frc "$W/forker"
+win_report_counters
 t_eq "no WARN/oops/lockup in the kernel log" "" "$(t_kernel_problems)"

@@ -104,6 +104,7 @@ t_plan() {
 
 # t_insmod [PARAMS...]: load the module under test ($FMM_KO, the one place
 # every file takes it from), or fail the file.
+# shellcheck disable=SC2120 # the parameters are optional
 t_insmod() {
 	local out
 	out=$(insmod "$FMM_KO" "$@" 2>&1) ||
