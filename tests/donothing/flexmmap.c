@@ -58,6 +58,7 @@ static struct ctl_table dn_sysctls[] = {
 	},
 	{}
 };
+
 /* clang-format on */
 
 static const char *const dn_stats[] = {

@@ -103,7 +103,8 @@ t_plan() {
 }
 
 # t_insmod [PARAMS...]: load the module under test ($FMM_KO, the one place
-# every file takes it from), or fail the file.
+# every file takes it from), or fail the file.  Called without PARAMS too.
+# shellcheck disable=SC2120
 t_insmod() {
 	local out
 	out=$(insmod "$FMM_KO" "$@" 2>&1) ||
