@@ -4,7 +4,7 @@
  * for flexmmap's benchmark (bench/flexmmap-bench drives it in the guest).
  *
  * Usage:
- *   fmm-bench alloc --maps N [--iters K] [--samples S]
+ *   fmm-bench alloc --maps N [--iters K] [--samples S] --expect-alloc ALLOC
  *	Make the process hold N mappings that cannot merge (one region, every
  *	other page mprotect()ed read-only), then time, S samples of K
  *	iterations each:
@@ -13,14 +13,22 @@
  *	  fixed	   MAP_FIXED_NOREPLACE at a known hole: the no-search floor
  *	  mprotect mprotect() of one page, read-only and back
  *	Prints "measure=NAME median_ns=... min_ns=... max_ns=..." per measure.
- *   fmm-bench churn [--ops N] [--seed S]
+ *   fmm-bench churn [--ops N] [--seed S] --expect-alloc ALLOC
  *	N random operations (default 100000): map 1-64 pages or unmap a random
  *	live region, half each.  Prints the map count and the largest free hole
  *	below the stack afterwards, and the time taken.
- *   fmm-bench exec [--iters K]
+ *   fmm-bench exec [--iters K] --expect-alloc ALLOC
  *	fork + exec of "fmm-bench noop" and wait, K times; prints ns per exec.
  *   fmm-bench noop
  *	exits 0 at once.
+ *
+ * Every command but noop takes --expect-alloc ALLOC, the allocator the run
+ * is meant to measure: kernel-topdown, kernel-bottomup, module-topdown or
+ * module-bottomup, as the third field of /proc/flexmmap/self (the module's
+ * line for this process), or "none" for a run without the module (no such
+ * file).  A run on any other allocator is refused before it measures
+ * anything: exit 3 with a message saying what it saw, so a "module-*" row
+ * can only come from the module's allocator.
  *
  * The times are CLOCK_MONOTONIC.  In a guest booted with "qemu/run --icount"
  * that clock follows the instruction count, so identical runs agree within a
@@ -248,6 +256,37 @@ static int cmd_exec(long k)
 	return 0;
 }
 
+#define PROC_SELF "/proc/flexmmap/self"
+
+/* The allocator /proc/flexmmap/self names for us, or "none" without it. */
+static void self_alloc(char alloc[32])
+{
+	FILE *f = fopen(PROC_SELF, "r");
+
+	if (!f) {
+		if (errno != ENOENT)
+			die(PROC_SELF);
+		strcpy(alloc, "none");
+		return;
+	}
+	if (fscanf(f, "%*d %*31s %31s", alloc) != 1)
+		strcpy(alloc, "(unreadable line)");
+	fclose(f);
+}
+
+static void check_alloc(const char *want)
+{
+	char alloc[32] = "";
+
+	self_alloc(alloc);
+	if (strcmp(alloc, want)) {
+		fprintf(stderr,
+			"fmm-bench: refusing to measure: expected the %s allocator, %s says %s\n",
+			want, PROC_SELF, alloc);
+		exit(3);
+	}
+}
+
 static long arg_long(const char *opt, const char *val, long min, long max)
 {
 	char *end;
@@ -265,8 +304,13 @@ static long arg_long(const char *opt, const char *val, long min, long max)
 
 int main(int argc, char **argv)
 {
+	static const char *const allocs[] = {
+		"kernel-topdown", "kernel-bottomup", "module-topdown",
+		"module-bottomup", "none", NULL
+	};
 	long maps = 0, iters = 0, samples = 15, ops = 100000, seed = 1;
-	int i;
+	const char *want_alloc = NULL;
+	int i, j;
 
 	page = sysconf(_SC_PAGESIZE);
 	if (argc < 2)
@@ -284,11 +328,28 @@ int main(int argc, char **argv)
 			ops = arg_long("--ops", v, 1, 100000000);
 		else if (!strcmp(argv[i], "--seed"))
 			seed = arg_long("--seed", v, 0, 1L << 30);
-		else
+		else if (!strcmp(argv[i], "--expect-alloc")) {
+			for (j = 0; allocs[j] && v && strcmp(v, allocs[j]); j++)
+				;
+			if (!allocs[j]) {
+				fprintf(stderr, "fmm-bench: --expect-alloc takes kernel-topdown, kernel-bottomup, module-topdown, module-bottomup or none\n");
+				return 2;
+			}
+			want_alloc = v;
+		} else
 			goto usage;
 	}
 	if (!strcmp(argv[1], "noop"))
 		return 0;
+	if (strcmp(argv[1], "alloc") && strcmp(argv[1], "churn") &&
+	    strcmp(argv[1], "exec"))
+		goto usage;
+	if (!want_alloc) {
+		fprintf(stderr, "fmm-bench: %s needs --expect-alloc (the allocator it measures)\n",
+			argv[1]);
+		return 2;
+	}
+	check_alloc(want_alloc);
 	if (!strcmp(argv[1], "alloc"))
 		return cmd_alloc(maps, iters ? iters : 200, samples);
 	if (!strcmp(argv[1], "churn"))
@@ -296,9 +357,10 @@ int main(int argc, char **argv)
 	if (!strcmp(argv[1], "exec"))
 		return cmd_exec(iters ? iters : 100);
 usage:
-	fprintf(stderr, "usage: fmm-bench alloc --maps N [--iters K] [--samples S]\n"
-		"       fmm-bench churn [--ops N] [--seed S]\n"
-		"       fmm-bench exec [--iters K]\n"
-		"       fmm-bench noop\n");
+	fprintf(stderr, "usage: fmm-bench alloc --maps N [--iters K] [--samples S] --expect-alloc ALLOC\n"
+		"       fmm-bench churn [--ops N] [--seed S] --expect-alloc ALLOC\n"
+		"       fmm-bench exec [--iters K] --expect-alloc ALLOC\n"
+		"       fmm-bench noop\n"
+		"ALLOC: kernel-topdown, kernel-bottomup, module-topdown, module-bottomup or none\n");
 	return 2;
 }

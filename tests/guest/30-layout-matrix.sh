@@ -8,11 +8,22 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 32
+t_plan 33
 
 rmmod flexmmap 2>/dev/null
 t_insmod layout=3
-sysctl -qw vm.nr_hugepages=8 || true
+# The MAP_HUGETLB checks of fmm-layout need two free 2 MiB pages (with
+# fewer it skips the check, or leaves out the direction): a failed result
+# when they are not there, and FMM_NEED_HUGETLB=1 makes the probe fail
+# rather than skip.
+sysctl -qw vm.nr_hugepages=8
+hp_free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
+if [ "${hp_free:-0}" -ge 2 ]; then
+	t_ok "vm.nr_hugepages=8: at least 2 huge pages free ($hp_free)"
+else
+	t_fail "vm.nr_hugepages=8: at least 2 huge pages free" "$(grep -i huge /proc/meminfo)"
+fi
+export FMM_NEED_HUGETLB=1
 
 # expected LAYOUT ALLOC MODE for: $1 mode, $2 variant
 expect() {

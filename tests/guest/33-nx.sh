@@ -4,12 +4,16 @@
 # 32-bit, with, without and with an executable PT_GNU_STACK) and by
 # paxtest's exec and mprotect test programs; W^X (mode 3) lets ordinary
 # programs run and stops deliberately bad ones with a log line naming them;
-# bad input changes nothing; unload leaves running processes alone.
+# bad input changes nothing; unload leaves running processes alone.  The
+# core W^X checks run again under layouts 1 and 2, on the module's own
+# allocators (asserted with fmm-layout --expect-alloc), the denials judged by
+# the module's counters.  The probes on the stock kernel and after rmmod are
+# controls (stock behaviour).
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 93
+t_plan 113
 
 S=/proc/sys/vm/flexmmap_nx
 P=$FMM_PROBES
@@ -47,7 +51,7 @@ paxtest_lines() {
 }
 
 # --- the stock kernel, module not loaded -------------------------------
-probe_all 0 "stock kernel"
+probe_all 0 "control (stock behaviour): stock kernel"
 if [ -x $PAXDIR/anonmap ]; then
 	stock_pax=$(paxtest_lines)
 	t_diag "paxtest, stock kernel:"
@@ -232,6 +236,42 @@ else
 	t_fail "denials are counted in /proc/flexmmap/stats" "$(cat /proc/flexmmap/stats)"
 fi
 
+# --- W^X under the module's allocators: layouts 1 and 2 --------------
+L=/proc/sys/vm/flexmmap_layout
+for l in 1 2; do
+	echo $l >$L
+	case $l in
+	1) dir=bottomup alloc=module-bottomup ;;
+	*) dir=topdown alloc=module-topdown ;;
+	esac
+	for bits in 64 32; do
+		t_check "layout=$l nx=3: fmm-layout-$bits is $dir on $alloc" \
+			"$P/fmm-layout-$bits" --expect $dir --expect-alloc $alloc
+	done
+	probe_all 3 "layout=$l nx=3"
+	before=$(stat_of wx_denied_mmap)
+	"$P/fmm-nx-64-rwxtext" --print >/dev/null 2>&1
+	rc=$?
+	after=$(stat_of wx_denied_mmap)
+	if [ $rc -ne 0 ] && [ "${after:-0}" -gt "${before:-0}" ]; then
+		t_ok "layout=$l nx=3: a binary with an RWX PT_LOAD fails (exit $rc), wx_denied_mmap counts it"
+	else
+		t_fail "layout=$l nx=3: a binary with an RWX PT_LOAD fails, wx_denied_mmap counts it" \
+			"exit $rc; wx_denied_mmap ${before:-?} -> ${after:-?}"
+	fi
+	if [ -n "$stock_pax" ]; then
+		pax=$(paxtest_lines)
+		t_diag "paxtest, layout=$l nx=3:"
+		t_sub <<<"$pax"
+		t_eq "layout=$l nx=3: every paxtest exec, mprotect and text test Killed" \
+			15 "$(grep -c ': Killed$' <<<"$pax")"
+	else
+		t_fail "layout=$l nx=3: every paxtest exec, mprotect and text test Killed" \
+			"paxtest missing"
+	fi
+done
+echo 0 >$L
+
 echo 0 >$S
 "$P/fmm-nx-64-rwxtext" --print >/dev/null 2>&1
 t_eq "nx=0: the RWX PT_LOAD binary runs" 0 $?
@@ -256,5 +296,5 @@ if kill -0 $pid 2>/dev/null; then
 else
 	t_fail "the W^X process outlives the module" "it died"
 fi
-probe_all 0 "after rmmod"
+probe_all 0 "control (stock behaviour): after rmmod"
 t_eq "no kernel problems" "" "$(t_kernel_problems)"

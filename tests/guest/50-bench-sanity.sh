@@ -4,11 +4,15 @@
 # every configuration, restores what it changed, and writes a CSV and a JSON
 # summary whose numbers are complete and plausible.  The real run is "make
 # bench" (instruction clock, full sizes); its targets are not judged here.
+# Each fmm-bench run checks it is on its configuration's allocator (a
+# module-* run on the module's), so against a module that does nothing the
+# run fails; the results named "harness:" check the driver's own hygiene
+# and hold whatever the module does.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 10
+t_plan 11
 
 B=$FMM_DIR/bench/flexmmap-bench
 out=$(mktemp -d /tmp/bench.XXXXXX)
@@ -17,20 +21,22 @@ rmmod flexmmap 2>/dev/null
 
 maxmap=$(cat /proc/sys/vm/max_map_count)
 t_dmesg_mark
-if log=$("$B" --out "$out" --ns 100,2000 --reps 2 --samples 3 --iters 40 \
+# The module under test, from $FMM_KO (the driver's default is the real
+# module's path, which a run against another module must not pick up).
+if log=$("$B" --module "$FMM_KO" --out "$out" --ns 100,2000 --reps 2 --samples 3 --iters 40 \
 	--churn-ops 3000 --exec-iters 5 2>&1); then
 	t_ok "flexmmap-bench runs every configuration"
 else
 	t_fail "flexmmap-bench runs every configuration" "$log"
 fi
 t_sub <<<"$log"
-t_check "module unloaded afterwards" test ! -e /proc/sys/vm/flexmmap_layout
-t_eq "vm.max_map_count restored" "$maxmap" "$(cat /proc/sys/vm/max_map_count)"
-t_eq "vm.legacy_va_layout restored" 0 "$(cat /proc/sys/vm/legacy_va_layout)"
+t_check "harness: module unloaded afterwards" test ! -e /proc/sys/vm/flexmmap_layout
+t_eq "harness: vm.max_map_count restored" "$maxmap" "$(cat /proc/sys/vm/max_map_count)"
+t_eq "harness: vm.legacy_va_layout restored" 0 "$(cat /proc/sys/vm/legacy_va_layout)"
 if grep -q 'clock = wall clock (NOT --icount' <<<"$log"; then
-	t_ok "the report says which clock it used (wall here)"
+	t_ok "harness: the report says which clock it used (wall here)"
 else
-	t_fail "the report says which clock it used" "$(head -3 <<<"$log")"
+	t_fail "harness: the report says which clock it used" "$(head -3 <<<"$log")"
 fi
 
 # Every (configuration, measure, N) of the CSV, every repetition present.
@@ -73,22 +79,43 @@ if not s["exec"]["ratio"]:
 names = [t["name"] for t in s["targets"]]
 if not any("exec+exit" in n for n in names) or len(names) < 9:
     bad.append(f"targets incomplete: {names}")
-print("\n".join(bad))
+for b in bad:
+    print(b)
+print("check-end")
 EOF
 )
-t_eq "bench.json: complete, every ratio in (0.1, 10)" "" "$check"
+# The checker's last line is its sentinel: a checker that crashed (or never
+# ran) prints nothing, which must not read as "no problems".
+if [ "$check" = check-end ]; then
+	t_ok "bench.json: complete, every ratio in (0.1, 10)"
+else
+	t_fail "bench.json: complete, every ratio in (0.1, 10)" \
+		"the checker's output (it must be its sentinel check-end alone):" "${check:-(none)}"
+fi
 
 # Bad usage: refused with a message, nothing run.
 if msg=$("$B" --ns abc 2>&1); then
-	t_fail "--ns abc refused" "it ran"
+	t_fail "harness: --ns abc refused" "it ran"
 else
-	t_check "--ns abc refused with a message" grep -q "ns wants numbers" <<<"$msg"
+	t_check "harness: --ns abc refused with a message" grep -q "ns wants numbers" <<<"$msg"
 fi
-insmod "$FMM_KO" || t_fail "insmod"
-if msg=$("$B" --out "$out" 2>&1); then
-	t_fail "refused while flexmmap is loaded" "it ran"
+t_insmod layout=0
+if msg=$("$B" --module "$FMM_KO" --out "$out" 2>&1); then
+	t_fail "harness: refused while flexmmap is loaded" "it ran"
 else
-	t_check "refused while flexmmap is loaded, says why" grep -q "flexmmap is loaded" <<<"$msg"
+	t_check "harness: refused while flexmmap is loaded, says why" grep -q "flexmmap is loaded" <<<"$msg"
+fi
+# The allocator check itself: layout 0 leaves a new process on the kernel's
+# allocator, so a run that claims the module's must be refused.
+msg=$("$FMM_DIR/bench/fmm-bench" alloc --maps 10 --iters 1 --samples 1 \
+	--expect-alloc module-topdown 2>&1)
+rc=$?
+if [ $rc = 3 ] && grep -q 'refusing to measure: expected the module-topdown allocator' <<<"$msg" &&
+	! grep -q '^measure=' <<<"$msg"; then
+	t_ok "negative control: fmm-bench refuses a module-topdown run on the kernel's allocator (exit 3, says why)"
+else
+	t_fail "negative control: fmm-bench refuses a module-topdown run on the kernel's allocator" \
+		"exit $rc" "$msg"
 fi
 rmmod flexmmap
 rm -rf "$out"

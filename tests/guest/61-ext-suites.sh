@@ -7,6 +7,13 @@
 # result (exit status and its ok/not ok/FAIL counts) equals the stock
 # kernel's: layout 1 is compared with stock under vm.legacy_va_layout=1,
 # layouts 0, 2 and 3 with stock as booted.  Every result is in the log.
+# Each layout's result also shows the suites ran on the allocator that
+# layout means: a probe run just before and just after them in the same
+# loaded window (fmm-layout --expect-alloc: module-bottomup for 1,
+# module-topdown for 2 and 3, kernel-topdown for 0), and the module's exec
+# counter for that choice (exec_legacy, exec_flexible, exec_kernel, which
+# only the module moves) rising by at least the number of programs run.
+# The stock reference passing everything is a control (stock behaviour).
 #
 #   FMM_STRESSNG_SECONDS  seconds per stress-ng stressor (default 1; make
 #                         stress uses more)
@@ -30,6 +37,8 @@ else
 fi
 work=$(mktemp -d /tmp/ext.XXXXXX)
 t_dmesg_mark
+
+stat_of() { sed -n "s/^$1 //p" /proc/flexmmap/stats; }
 
 # One line per program: "NAME rc=N ok=N notok=N fail=N".
 signature() { # NAME OUTPUT RC
@@ -57,13 +66,47 @@ run_suites() { # CONFIG: results into $work/CONFIG
 	t_sub <"$work/$cfg"
 }
 
-compare() { # CONFIG REFERENCE
-	local d
-	d=$(diff "$work/$2" "$work/$1")
-	if [ -z "$d" ]; then
-		t_ok "$1: every suite's result equals $2's ($(wc -l <"$work/$1") programs)"
+# run_module_suites LAYOUT: the suites under vm.flexmmap_layout=LAYOUT; what
+# shows they ran on that layout's allocator goes to $work/layoutN.alloc
+# (empty: it did), a summary to $work/layoutN.seen.
+run_module_suites() {
+	local l=$1 cfg=layout$1 alloc ctr c0 c1 n when out
+	case $l in
+	0) alloc=kernel-topdown ctr=exec_kernel ;;
+	1) alloc=module-bottomup ctr=exec_legacy ;;
+	*) alloc=module-topdown ctr=exec_flexible ;;
+	esac
+	echo "$l" >/proc/sys/vm/flexmmap_layout
+	: >"$work/$cfg.alloc"
+	c0=$(stat_of $ctr)
+	for when in before after; do
+		if [ $when = after ]; then
+			run_suites "$cfg"
+			c1=$(stat_of $ctr)
+		fi
+		out=$("$FMM_PROBES/fmm-layout-64" --expect-alloc $alloc 2>&1) ||
+			printf 'probe %s the suites not on %s:\n%s\n' $when $alloc \
+				"$(grep -E '^(not ok|#)' <<<"$out")" >>"$work/$cfg.alloc"
+	done
+	n=$(wc -l <"$work/$cfg")
+	if [[ "$c0" =~ ^[0-9]+$ && "$c1" =~ ^[0-9]+$ ]] && [ $((c1 - c0)) -ge "$n" ]; then
+		echo "$ctr +$((c1 - c0))" >"$work/$cfg.seen"
 	else
-		t_fail "$1: every suite's result equals $2's" "$d"
+		echo "the module's $ctr counter went from ${c0:-(none)} to ${c1:-(none)}, not up by the $n programs run" \
+			>>"$work/$cfg.alloc"
+		echo "$ctr ${c0:-?} -> ${c1:-?}" >"$work/$cfg.seen"
+	fi
+	echo "$alloc" >"$work/$cfg.want"
+}
+
+compare() { # CONFIG REFERENCE
+	local d name
+	d=$(diff "$work/$2" "$work/$1")
+	name="$1: every suite's result equals $2's, run on $(cat "$work/$1.want")"
+	if [ -z "$d" ] && [ ! -s "$work/$1.alloc" ]; then
+		t_ok "$name ($(wc -l <"$work/$1") programs, $(cat "$work/$1.seen"))"
+	else
+		t_fail "$name" "$d" "$(cat "$work/$1.alloc")"
 	fi
 }
 
@@ -80,7 +123,7 @@ fi
 # comparisons below would accept.  With enough memory, stock passes all.
 mem_mb=$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)
 if [ "$mem_mb" -ge 3500 ]; then
-	t_eq "stock: every suite passes (exit 0; $mem_mb MiB)" "" \
+	t_eq "control (stock behaviour): every suite passes on stock (exit 0; $mem_mb MiB)" "" \
 		"$(grep -hv ' rc=0' "$work/stock" "$work/stock-legacy")"
 else
 	t_diag "only $mem_mb MiB: not requiring every suite to pass on stock (mremap_test's 2 GB cases need ~3.5 GB)"
@@ -88,8 +131,7 @@ fi
 
 t_insmod layout=3
 for l in 0 1 2 3; do
-	echo $l >/proc/sys/vm/flexmmap_layout
-	run_suites "layout$l"
+	run_module_suites $l
 done
 rmmod flexmmap || t_fail "rmmod"
 
