@@ -34,7 +34,7 @@ t_dmesg_mark
 t_insmod layout=3
 hook=$(awk '$1 == "layout_hook" { print $2 }' /proc/flexmmap/stats)
 case $hook in
-ftrace_redirect | mmap_layout) t_plan 20 ;;
+ftrace_redirect | mmap_layout) t_plan 21 ;;
 *) t_plan 1 ;; # stock 6.1's kprobes: only the first check applies
 esac
 if [ "$hook" = ftrace_redirect ]; then
