@@ -113,7 +113,10 @@ for who in root userns-root; do
 done
 
 # --- (b) hidepid, and which columns a reader gets ----------------------------
-sleep 60 &
+# root's sleep must outlive (d), which can come minutes later under TCG on a
+# loaded host (with "sleep 60" it had exited: its line was empty); killed
+# at the end of (d).
+sleep 1200 &
 rootsleep=$!
 out=$(bash -c 'tv_view /proc')
 same_set "root: tasks lists every user process" "$out"
