@@ -257,4 +257,4 @@ t_eq "after rmmod the process that was on module-bottomup still maps memory" \
 echo quit >&"${W[1]}"
 wait "$wpid"
 t_eq "64-bit worker exits 0 after rmmod" 0 $?
-t_eq "no kernel problems" "" "$(t_kernel_problems)"
+t_eq "harness: no kernel problems" "" "$(t_kernel_problems)"

@@ -74,4 +74,4 @@ else
 fi
 t_eq "DKMS forgot it" "" "$(dkms status flexmmap 2>/dev/null)"
 t_check "/usr/src/flexmmap-* removed" bash -c '! compgen -G "/usr/src/flexmmap-*"'
-t_eq "no kernel problems" "" "$(t_kernel_problems)"
+t_eq "harness: no kernel problems" "" "$(t_kernel_problems)"

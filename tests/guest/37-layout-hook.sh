@@ -138,4 +138,4 @@ else
 	t_fail "its mmaps worked after the unload and after the reload" "exit $rc" "$(cat /tmp/hook.sleeper)"
 fi
 rmmod flexmmap || t_fail "rmmod"
-t_eq "no kernel problems" "" "$(t_kernel_problems)"
+t_eq "harness: no kernel problems" "" "$(t_kernel_problems)"

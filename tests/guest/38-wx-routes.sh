@@ -103,4 +103,4 @@ rmmod flexmmap
 t_eq "rmmod" 0 $?
 
 echo "$hp_orig" >$HP
-t_eq "no kernel problems" "" "$(t_kernel_problems)"
+t_eq "harness: no kernel problems" "" "$(t_kernel_problems)"

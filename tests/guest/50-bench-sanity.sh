@@ -119,4 +119,4 @@ else
 fi
 rmmod flexmmap
 rm -rf "$out"
-t_eq "no kernel problems" "" "$(t_kernel_problems)"
+t_eq "harness: no kernel problems" "" "$(t_kernel_problems)"

@@ -140,4 +140,4 @@ compare layout1 stock-legacy
 compare layout2 stock
 compare layout3 stock
 rm -rf "$work"
-t_eq "no kernel problems" "" "$(t_kernel_problems)"
+t_eq "harness: no kernel problems" "" "$(t_kernel_problems)"

@@ -90,4 +90,4 @@ done
 t_eq "nx 3,0,3,2: W^X armed at 3, disarmed at 0 and 2" 1010 "$armed"
 
 rmmod flexmmap || t_fail "rmmod"
-t_eq "no kernel problems" "" "$(t_kernel_problems)"
+t_eq "harness: no kernel problems" "" "$(t_kernel_problems)"

@@ -121,4 +121,4 @@ for l in 1 2; do
 done
 
 rmmod flexmmap || t_fail "rmmod"
-t_eq "no kernel problems" "" "$(t_kernel_problems)"
+t_eq "harness: no kernel problems" "" "$(t_kernel_problems)"
