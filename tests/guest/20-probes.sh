@@ -11,34 +11,34 @@
 t_plan 16
 
 [ -d "$FMM_PROBES" ] || {
-	t_fail "the probes are built ($FMM_PROBES)" "run 'make probes' on the host"
+	t_fail "harness: the probes are built ($FMM_PROBES)" "run 'make probes' on the host"
 	exit 0
 }
-t_ok "the probes are built ($FMM_PROBES)"
+t_ok "harness: the probes are built ($FMM_PROBES)"
 
 for bits in 64 32; do
 	p=$FMM_PROBES/fmm-layout-$bits
 	if [ ! -x "$p" ]; then
-		t_fail "fmm-layout-$bits exists" "no executable $p"
+		t_fail "harness: fmm-layout-$bits exists" "no executable $p"
 		continue
 	fi
 	desc=$(file -b "$p")
 	case $desc in
-	"ELF $bits-bit"*"statically linked"*) t_ok "fmm-layout-$bits is a static $bits-bit ELF" ;;
-	*) t_fail "fmm-layout-$bits is a static $bits-bit ELF" "file: $desc" ;;
+	"ELF $bits-bit"*"statically linked"*) t_ok "harness: fmm-layout-$bits is a static $bits-bit ELF" ;;
+	*) t_fail "harness: fmm-layout-$bits is a static $bits-bit ELF" "file: $desc" ;;
 	esac
 	rc=0
 	out=$(timeout 60 "$p" --print 2>&1) || rc=$?
 	if [ "$rc" = 0 ] && grep -q '=0x' <<<"$out"; then
-		t_ok "fmm-layout-$bits --print reads its maps"
+		t_ok "harness: fmm-layout-$bits --print reads its maps"
 		printf '%s\n' "$out" | t_sub
 	else
-		t_fail "fmm-layout-$bits --print reads its maps" "exit status $rc" "$out"
+		t_fail "harness: fmm-layout-$bits --print reads its maps" "exit status $rc" "$out"
 		continue
 	fi
 	if [ "$bits" = 32 ]; then
 		high=$(grep -oE '0x[0-9a-fA-F]{9,}' <<<"$out" | grep -vE '^0x0*[0-9a-fA-F]{1,8}$' || true)
-		t_eq "fmm-layout-32 sees only 32-bit addresses" "" "$high"
+		t_eq "harness: fmm-layout-32 sees only 32-bit addresses" "" "$high"
 	fi
 done
 

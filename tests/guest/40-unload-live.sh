@@ -8,7 +8,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 13
+t_plan 9
 t_smp
 
 P=$FMM_PROBES
@@ -61,8 +61,6 @@ run_case() { # LAYOUT
 	done
 	t_eq "layout=$layout: every process maps memory after rmmod (all were on module allocators), forks and threads included" \
 		"0 ${#pids[@]}" "$bad $n"
-	out=$(t_kernel_problems)
-	t_eq "layout=$layout: no WARN/oops in the kernel log" "" "$out"
 }
 
 for layout in 1 2 3; do
