@@ -19,9 +19,9 @@ t_insmod layout=3
 sysctl -qw vm.nr_hugepages=8
 hp_free=$(awk '/^HugePages_Free:/ { print $2 }' /proc/meminfo)
 if [ "${hp_free:-0}" -ge 2 ]; then
-	t_ok "vm.nr_hugepages=8: at least 2 huge pages free ($hp_free)"
+	t_ok "harness: vm.nr_hugepages=8: at least 2 huge pages free ($hp_free)"
 else
-	t_fail "vm.nr_hugepages=8: at least 2 huge pages free" "$(grep -i huge /proc/meminfo)"
+	t_fail "harness: vm.nr_hugepages=8: at least 2 huge pages free" "$(grep -i huge /proc/meminfo)"
 fi
 export FMM_NEED_HUGETLB=1
 

@@ -8,7 +8,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 54
+t_plan 51
 
 R=/proc/sys/vm/flexmmap_retarget
 P=$FMM_PROBES
@@ -82,10 +82,9 @@ retarget_case() { # BITS
 	start_worker "$bits"
 	r0=$(stat_of retarget)
 	addrs=$(map_n 3)
-	t_eq "$bits-bit: before re-targeting, kernel top-down" "kernel kernel-topdown" \
-		"$(task_line "$wpid")"
 	# shellcheck disable=SC2086 # one address per word
-	t_eq "$bits-bit: kernel: 3 maps descending" desc "$(direction $addrs)"
+	t_eq "control (stock, before any retarget): $bits-bit worker on kernel-topdown, 3 maps descending" \
+		"kernel kernel-topdown desc" "$(task_line "$wpid") $(direction $addrs)"
 	before=$(ranges "$wpid")
 
 	for mode in legacy flexible kernel; do
@@ -187,14 +186,15 @@ retarget_case 64
 # --- bad requests: refused, errno says why, nothing changes ---------------
 echo "$wpid legacy" >$R
 refuse() { # NAME ERRNO-TEXT INPUT [RUNNER...]
-	local name=$1 want=$2 input=$3 err
+	local name=$1 want=$2 input=$3 err label="refused: $1"
+	[[ $name != control* ]] || label=$name
 	shift 3
 	# shellcheck disable=SC2016 # expanded by the inner bash
 	if ! err=$("$@" bash -c 'printf "%s\n" "$1" > "$2"' bash "$input" "$R" 2>&1) &&
 		grep -q "$want" <<<"$err"; then
-		t_ok "refused: $name ($want)"
+		t_ok "$label ($want)"
 	else
-		t_fail "refused: $name ($want)" "saw: $err"
+		t_fail "$label ($want)" "saw: $err"
 	fi
 }
 refuse "unknown PID" "No such process" "4194303 legacy"
@@ -214,13 +214,13 @@ refuse "PID and mode glued (1legacy)" "Invalid argument" "1legacy"
 refuse "PID with trailing junk" "Invalid argument" "${wpid}x legacy"
 refuse "PID 0" "Invalid argument" "0 legacy"
 refuse "mode glued to junk" "Invalid argument" "$wpid legacyx"
-t_eq "after the malformed PIDs PID 1's allocator is unchanged" \
+t_eq "control (as without the module): after the malformed PIDs PID 1's allocator is unchanged" \
 	"$pid1_before" "$(task_line 1)"
 refuse "root in a user namespace (unshare -U -r)" "Operation not permitted" \
 	"$wpid flexible" unshare -U -r
 refuse "root without CAP_SYS_ADMIN" "Operation not permitted" "$wpid flexible" \
 	setpriv --inh-caps=-sys_admin --bounding-set=-sys_admin
-refuse "an unprivileged user" "Permission denied" "$wpid flexible" \
+refuse "control (the file's mode, 0200): an unprivileged user is refused" "Permission denied" "$wpid flexible" \
 	setpriv --reuid=65534 --regid=65534 --clear-groups
 t_eq "after the refusals the worker is still legacy" "legacy module-bottomup" \
 	"$(task_line "$wpid")"
@@ -252,8 +252,8 @@ t_eq "rmmod with a re-targeted process running (on module-bottomup)" \
 	"0 legacy module-bottomup" "$? $st"
 t_check "the control file is gone" test ! -e $R
 addrs=$(map_n 2)
-t_eq "after rmmod the process that was on module-bottomup still maps memory" \
-	"legacy module-bottomup" "$st$(grep bad: <<<"$addrs")"
 echo quit >&"${W[1]}"
 wait "$wpid"
-t_eq "64-bit worker exits 0 after rmmod" 0 $?
+wrc=$?
+t_eq "after rmmod the process that was on module-bottomup still maps memory and exits 0" \
+	"legacy module-bottomup, exit 0" "$st$(grep bad: <<<"$addrs"), exit $wrc"

@@ -51,9 +51,9 @@ hp_orig=$(cat $HP)
 [ "$hp_orig" -ge 2 ] || echo 2 >$HP
 hp=$(cat $HP)
 if [ "$hp" -ge 2 ]; then
-	t_ok "vm.nr_hugepages is at least 2 ($hp)"
+	t_ok "harness: vm.nr_hugepages is at least 2 ($hp)"
 else
-	t_fail "vm.nr_hugepages is at least 2" "wrote 2, read back $hp" \
+	t_fail "harness: vm.nr_hugepages is at least 2" "wrote 2, read back $hp" \
 		"$(grep -i huge /proc/meminfo)"
 fi
 
@@ -63,9 +63,9 @@ if as_nobody sh -c 'cd / && for d in /tmp /dev/shm; do
 	f=$(mktemp "$d/fmm-wx-check.XXXXXX") && rm -f "$f" || exit 1; done' &&
 	as_nobody test -x "$P/fmm-wx-64" -a -x "$P/fmm-wx-32" \
 		-a -x "$P/fmm-nx-64-rwxtext" -a -x "$P/fmm-nx-32-rwxtext"; then
-	t_ok "nobody can create files in /tmp and /dev/shm and run the probes"
+	t_ok "harness: nobody can create files in /tmp and /dev/shm and run the probes"
 else
-	t_fail "nobody can create files in /tmp and /dev/shm and run the probes" \
+	t_fail "harness: nobody can create files in /tmp and /dev/shm and run the probes" \
 		"$(ls -ld /tmp /dev/shm "$P" "$P"/fmm-wx-* "$P"/fmm-nx-*-rwxtext 2>&1)"
 fi
 
@@ -100,6 +100,6 @@ else
 	done
 fi
 rmmod flexmmap
-t_eq "rmmod" 0 $?
+t_eq "harness: rmmod" 0 $?
 
 echo "$hp_orig" >$HP

@@ -18,7 +18,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 12
+t_plan 10
 t_smp
 
 P=$FMM_PROBES
@@ -88,14 +88,12 @@ acted=no
 t_eq "$cycles insmod/rmmod cycles with retargets of a forking process ($retargets carried out): every rmmod returned within 30 s" \
 	"retargets: yes" "retargets: $acted$hung"
 t_diag "cycles took $((SECONDS - start)) s; slowest rmmod $worst s"
-t_eq "no insmod failed" 0 "$failed"
-t_eq "no counter of /proc/flexmmap/stats was negative" "" "$negative"
 t_diag "retargets $retargets, forks that inherited a module allocator $inherits"
-if ((retargets > 0 && inherits > 0)); then
-	t_ok "the cycles retargeted the forker and its children inherited module allocators"
+if ((retargets > 0 && inherits > 0 && failed == 0)) && [ -z "$negative" ]; then
+	t_ok "the cycles retargeted the forker, its children inherited module allocators; no insmod failed, no counter went negative"
 else
-	t_fail "the cycles retargeted the forker and its children inherited module allocators" \
-		"retargets $retargets, fork_inherit $inherits"
+	t_fail "the cycles retargeted the forker, its children inherited module allocators; no insmod failed, no counter went negative" \
+		"retargets $retargets, fork_inherit $inherits, failed insmods $failed" "$negative"
 fi
 t_eq "the forking process and its children (retargeted: $acted) saw no failure" "0 yes" "$frc $acted"
 t_sub <$S/forker
@@ -122,7 +120,7 @@ dd if="/proc/$mapper/mem" of=/dev/null bs=4096 count=1 iflag=skip_bytes \
 	skip=$((addr)) 2>$S/dd.err &
 reader=$!
 for _ in $(seq 100); do grep -q stalled $S/server.err && break; sleep 0.1; done
-t_check "a read of its page through /proc/PID/mem stalls in the FUSE server" \
+t_check "harness: a read of its page through /proc/PID/mem stalls in the FUSE server" \
 	grep -q "READ 1 stalled" $S/server.err
 t0=$SECONDS
 # shellcheck disable=SC2016 # expanded by the inner bash
@@ -144,14 +142,14 @@ else
 	t_fail "rmmod returns within 20 s while its mmap lock is held" \
 		"still running after $((SECONDS - t0)) s: $(cat $S/rmmod.out)"
 fi
-t_check "the read is still stalled: the lock was held throughout" kill -0 $reader
+t_check "harness: the read is still stalled: the lock was held throughout" kill -0 $reader
 # Killing the server aborts the connection: the read fails, the lock goes.
 kill -KILL $server
 wait $server 2>/dev/null
 wait $reader
-t_check "the stalled read ends once the server is gone" test $? != 0
+t_check "harness: the stalled read ends once the server is gone" test $? != 0
 kill -TERM "$mapper"
 wait "$mapper" 2>/dev/null
 umount -l $S/mnt
 for _ in $(seq 300); do [ ! -e /sys/module/flexmmap ] && break; sleep 0.1; done
-t_check "the module is gone" test ! -e /sys/module/flexmmap
+t_check "harness: the module is gone at the end" test ! -e /sys/module/flexmmap

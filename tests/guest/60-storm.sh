@@ -119,9 +119,9 @@ t_diag "$cycles cycles in $((SECONDS - start)) s; $(cat "$W/writes") sysctl writ
 [ "$unanchored" = 0 ] || t_diag "$unanchored anchored window(s) saw no probe of each kind within 90 s"
 [ ! -s "$W/busy" ] || t_diag "rmmod refused $(wc -l <"$W/busy") time(s): module in use"
 if [ "$failed" = 0 ] && [ "$pfail" = 0 ] && [ "$unacked" = 0 ]; then
-	t_ok "$cycles insmod/rmmod cycles, none failed; the $printed probes exec'd in the transitions ran"
+	t_ok "harness: $cycles insmod/rmmod cycles, none failed; the $printed probes exec'd in the transitions ran"
 else
-	t_fail "$cycles insmod/rmmod cycles, none failed; the probes exec'd in the transitions ran" \
+	t_fail "harness: $cycles insmod/rmmod cycles, none failed; the probes exec'd in the transitions ran" \
 		"failed cycles: $failed; failed --print probes: $pfail; writer never paused: $unacked" \
 		"$(tail -n 5 "$W/rmmod.err" 2>/dev/null)" "$(head -n 20 "$W/printfail" 2>/dev/null)"
 fi

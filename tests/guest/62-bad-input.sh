@@ -52,8 +52,9 @@ for f in $L $X; do
 	printf '0' | dd of="$f" bs=1 seek=1 conv=notrunc 2>/dev/null
 	v2=$(cat "$f")
 	in_force "$f"
+	prc=$?
 	t_eq "$name: an empty write and a write at offset 1 change nothing; $keep is in force (a new exec)" \
-		"$keep $keep, exit 0" "$v1 $v2, exit $?"
+		"$keep $keep, exit 0" "$v1 $v2, exit $prc"
 done
 
 # "1 2": the kernel's integer parser takes the first value of a list, for
@@ -66,8 +67,9 @@ echo 0 >$V
 echo 0 >$L
 printf '1 2\n' >$L 2>/dev/null
 "$FMM_PROBES/fmm-layout-64" --expect bottomup --expect-alloc module-bottomup >/dev/null 2>&1
+prc=$?
 t_eq "flexmmap_layout takes '1 2' as vm.legacy_va_layout does ($ref): a new exec on module-bottomup" \
-	"$ref, exit 0" "$(cat $L), exit $?"
+	"$ref, exit 0" "$(cat $L), exit $prc"
 
 took=
 for f in /proc/flexmmap/stats /proc/flexmmap/tasks /proc/flexmmap/self; do
