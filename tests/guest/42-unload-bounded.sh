@@ -57,7 +57,7 @@ forker=$!
 ) &
 spinner=$!
 
-failed=0 hung='' negative='' retargets=0 inherits=0 worst=0 start=$SECONDS
+failed=0 hung='' negative='' retargets=0 inherits=0 worst=0 start=$SECONDS hook=''
 for c in $(seq "$cycles"); do
 	if ! insmod "$FMM_KO" layout=2; then
 		failed=$((failed + 1))
@@ -68,6 +68,7 @@ for c in $(seq "$cycles"); do
 	[ -z "$neg" ] || negative+="cycle $c: $neg"$'\n'
 	retargets=$((retargets + $(stat retarget)))
 	inherits=$((inherits + $(stat fork_inherit)))
+	hook=$(stat layout_hook)
 	t0=$SECONDS
 	if ! rmmod_within 30; then
 		hung="cycle $c: $(cat $S/rmmod.out)"
@@ -88,9 +89,15 @@ acted=no
 t_eq "$cycles insmod/rmmod cycles with retargets of a forking process ($retargets carried out): every rmmod returned within 30 s" \
 	"retargets: yes" "retargets: $acted$hung"
 t_diag "cycles took $((SECONDS - start)) s; slowest rmmod $worst s"
-t_diag "retargets $retargets, forks that inherited a module allocator $inherits"
-if ((retargets > 0 && inherits > 0 && failed == 0)) && [ -z "$negative" ]; then
-	t_ok "the cycles retargeted the forker, its children inherited module allocators; no insmod failed, no counter went negative"
+t_diag "retargets $retargets, forks that inherited a module allocator $inherits (layout_hook $hook)"
+# fork_inherit counts the children the module's fork probe kept on a module
+# allocator.  On a kernel built with patches/ (layout_hook mmap_layout) the
+# kernel's dup_mm() copies mm->mmap_layout itself and there is no such
+# probe, so no counter to require there.
+inherited=$inherits
+[ "$hook" != mmap_layout ] || inherited="by the kernel (mmap_layout)"
+if ((retargets > 0 && failed == 0)) && [ "$inherited" != 0 ] && [ -z "$negative" ]; then
+	t_ok "the cycles retargeted the forker, its children inherited module allocators ($inherited); no insmod failed, no counter went negative"
 else
 	t_fail "the cycles retargeted the forker, its children inherited module allocators; no insmod failed, no counter went negative" \
 		"retargets $retargets, fork_inherit $inherits, failed insmods $failed" "$negative"
