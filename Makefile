@@ -63,14 +63,21 @@ ifeq ($(KERNEL),source)
 module: kernel
 endif
 # The sources are copied to $(KMOD): kbuild writes its objects beside them.
-# Trixie's 6.12 headers are used in the trixie build root.
+# Trixie's 6.12 headers are used in the trixie build root.  Objects built
+# against another tree are thrown away first ($(KMOD)/.kdir names the tree):
+# kbuild's dependency files name the old tree's headers, which did not
+# change, so it would keep a module built for another kernel config (seen:
+# the source kernel rebuilt with namespaces kept a module built without,
+# and every read of /proc/flexmmap oopsed).
 module:
 ifneq ($(KERNEL),trixie)
 	@test -f "$(KDIR)/Makefile" || { \
 	  echo "flexmmap: no kernel tree at $(KDIR) (KERNEL=stock: linux-headers-6.1.0-NN-amd64);" \
 	       "run 'make deps' or 'apt-get install linux-headers-amd64'" >&2; exit 1; }
 endif
+	@[ "$$(cat $(KMOD)/.kdir 2>/dev/null)" = "$(KERNEL) $(KDIR)" ] || rm -rf $(KMOD)
 	@mkdir -p $(KMOD)/module $(KMOD)/include $(OUT)
+	@echo "$(KERNEL) $(KDIR)" >$(KMOD)/.kdir
 	@cp -u $(SRC)/Kbuild $(KMOD)/Kbuild
 	@cp -u -r $(SRC)/module/. $(KMOD)/module/
 	@cp -u -r $(SRC)/include/. $(KMOD)/include/
