@@ -225,9 +225,9 @@ refuse "control (the file's mode, 0200): an unprivileged user is refused" "Permi
 t_eq "after the refusals the worker is still legacy" "legacy module-bottomup" \
 	"$(task_line "$wpid")"
 if cat $R >/dev/null 2>&1; then
-	t_fail "the control file is write-only" "a read succeeded"
+	t_fail "control (the file's mode, 0200): the control file is write-only" "a read succeeded"
 else
-	t_ok "the control file is write-only"
+	t_ok "control (the file's mode, 0200): the control file is write-only"
 fi
 
 # --- the compare tool shows one process before and after ----------------
@@ -250,7 +250,7 @@ st=$(task_line "$wpid")
 rmmod flexmmap
 t_eq "rmmod with a re-targeted process running (on module-bottomup)" \
 	"0 legacy module-bottomup" "$? $st"
-t_check "the control file is gone" test ! -e $R
+t_check "control (stock after rmmod): the control file is gone" test ! -e $R
 addrs=$(map_n 2)
 echo quit >&"${W[1]}"
 wait "$wpid"

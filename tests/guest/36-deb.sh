@@ -24,9 +24,9 @@ t_dmesg_mark
 
 start=$SECONDS
 if out=$(dpkg -i "$D"/flexmmap-dkms_*.deb "$D"/flexmmap-tools_*.deb 2>&1); then
-	t_ok "dpkg -i flexmmap-dkms flexmmap-tools ($((SECONDS - start)) s, DKMS build included)"
+	t_ok "harness: dpkg -i flexmmap-dkms flexmmap-tools ($((SECONDS - start)) s, DKMS build included)"
 else
-	t_fail "dpkg -i flexmmap-dkms flexmmap-tools" "$(tail -n 30 <<<"$out")"
+	t_fail "harness: dpkg -i flexmmap-dkms flexmmap-tools" "$(tail -n 30 <<<"$out")"
 	for f in /var/lib/dkms/flexmmap/*/build/make.log; do [ -f "$f" ] && tail -n 20 "$f" | t_sub; done
 fi
 st=$(dkms status flexmmap 2>&1)
