@@ -127,7 +127,8 @@ t_eq "nx writes 4 -1 abc '' 2x ' ' 99999999999 all rejected, the value stays 2" 
 # parser ignores) must change nothing: it once re-applied the value read
 # before parsing, undoing a concurrent writer's change. One process makes
 # such writes in a loop while another sets 0 and 2 in turn and reads each
-# back; any other value read back is a lost write.
+# back; any other value read back is a lost write.  The last value set is 2,
+# and a new exec must then get mode 2's rules.
 if command -v python3 >/dev/null; then
 	lost=$(python3 - "$S" <<'EOF'
 import os, sys
@@ -143,7 +144,7 @@ if pid == 0:
     os._exit(0)
 lost = 0
 for i in range(10000):
-    v = b"0\n" if i % 2 else b"2\n"
+    v = b"2\n" if i % 2 else b"0\n"
     with open(path, "wb", buffering=0) as f:
         f.write(v)
     with open(path, "rb") as f:
