@@ -52,13 +52,7 @@ for c in $(seq "$cycles"); do
 	fi
 	win_set "P $c"
 	win_retarget "$c" "$l" $forker
-	win_set "L $c $l $x"
-	! win_anchor "$c" || win_wait_seen "L $c $l $x" || unanchored=$((unanchored + 1))
-	win_stats "$c"
-	win_set "R $c"
-	win_rmmod || failed=$((failed + 1))
-	win_set "N $c"
-	! win_anchor "$c" || win_wait_seen "N $c" || unanchored=$((unanchored + 1))
+	win_close "$c" "$l" "$x"
 	[ $((c % 50)) != 0 ] || t_diag "cycle $c after $((SECONDS - start)) s"
 done
 touch "$W/stop"

@@ -97,13 +97,7 @@ for c in $(seq "$cycles"); do
 	echo "$l" >/proc/sys/vm/flexmmap_layout && echo "$x" >/proc/sys/vm/flexmmap_nx ||
 		failed=$((failed + 1))
 	win_retarget "$c" "$l" $w64 $w32
-	win_set "L $c $l $x"
-	! win_anchor "$c" || win_wait_seen "L $c $l $x" || unanchored=$((unanchored + 1))
-	win_stats "$c"
-	win_set "R $c"
-	win_rmmod || failed=$((failed + 1))
-	win_set "N $c"
-	! win_anchor "$c" || win_wait_seen "N $c" || unanchored=$((unanchored + 1))
+	win_close "$c" "$l" "$x"
 	[ $((c % 100)) != 0 ] || t_diag "cycle $c after $((SECONDS - start)) s"
 done
 touch "$W/stop"

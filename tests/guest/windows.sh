@@ -189,6 +189,21 @@ win_rmmod() {
 	done
 }
 
+# win_close C LAYOUT NX: end loaded window C (the workers re-targeted):
+# state L (in an anchored cycle, until both probe kinds were counted in it),
+# its counters, state R, rmmod, state N (anchored likewise).  Adds to the
+# caller's $failed (rmmod) and $unanchored (an anchor wait that ran out).
+win_close() {
+	local c=$1
+	win_set "L $c $2 $3"
+	! win_anchor "$c" || win_wait_seen "L $c $2 $3" || unanchored=$((unanchored + 1))
+	win_stats "$c"
+	win_set "R $c"
+	win_rmmod || failed=$((failed + 1))
+	win_set "N $c"
+	! win_anchor "$c" || win_wait_seen "N $c" || unanchored=$((unanchored + 1))
+}
+
 # win_failures ERE: the records of $W/fail whose "===" line matches, at
 # most 40 lines.
 win_failures() {
