@@ -99,6 +99,8 @@ static inline enum fmm_alloc fmm_kernel_of(enum fmm_alloc a)
  * @wx_denied_shmat: W^X denials of shmat(SHM_EXEC)
  * @wx_denied_uffd: W^X denials of userfaultfd fills of executable memory
  * @wx_denied_mem: W^X denials of writes through /proc/PID/mem or ptrace
+ * @stray_int3: probe hits entered from a stale int3 rather than from ftrace
+ *	(QEMU TCG, docs/qemu-int3.md), finished as ftrace would
  */
 struct fmm_stats {
 	atomic_long_t exec_kernel;
@@ -246,7 +248,6 @@ void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack);
 void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 		  void *buffer, size_t *lenp, loff_t *ppos);
-const char *fmm_nx_name(int mode);
 bool fmm_nx_wx_armed(void);
 void fmm_nx_hooks_show(struct seq_file *m);
 int fmm_nx_init(void);

@@ -2,12 +2,18 @@
 /*
  * flexmmap: the 2004 flexible mmap layout as a loadable module.
  *
- * Loading it hooks the exec path (see policy.c): on a stock kernel with
- * kprobes, which also track fork and exit and redirect x86's hugetlb
- * placement (kprobes.c, track.c); on a kernel built with patches/ through
- * its mmap layout hook (hook.c).  mmap() itself is not hooked: a managed
- * process's allocations reach the module's allocators (alloc.c) through
- * mm->get_unmapped_area.
+ * Loading it hooks the exec path (see policy.c), in one of three ways
+ * that Kbuild picks per kernel:
+ * - stock 6.1: kprobes (kprobes.c), which also track fork and exit
+ *   (track.c) and redirect x86's hugetlb placement; a managed process's
+ *   mmap()s reach the module's allocators (alloc.c) through the
+ *   mm->get_unmapped_area pointer, which the module sets;
+ * - 6.1 built with patches/: the kernel's mmap layout hook (hook.c), whose
+ *   trampoline calls the module and survives its unload;
+ * - 6.10 and later (Debian 13's 6.12), which have no such pointer: an
+ *   ftrace redirect of the kernel's two allocators (redirect.c), with the
+ *   process's record in mm->flags (kapi.c).
+ * mmap() itself is never hooked.
  *
  *	insmod flexmmap.ko [layout=0..3]
  *	sysctl vm.flexmmap_layout=N	# applies to programs exec'd afterwards
@@ -27,18 +33,10 @@
 struct fmm_stats fmm_stats;
 
 /*
- * Every hook's kprobe pre-handler.  Our probes sit on functions' fentry
- * calls, so kprobes runs them from ftrace (ORIG_RAX 0 in the saved
- * registers) and they need no copy of the probed instruction.  Arming or
- * disarming one makes ftrace rewrite the call site through an int3
- * (text_poke_bp()).  Under QEMU TCG with two vCPUs, a CPU was seen to
- * execute that int3 after the rewrite had ended: poke_int3_handler() no
- * longer knew it, kprobe_int3_handler() took it for this probe and
- * single-stepped the instruction copy it does not have, a call to address
- * 0 (an oops per hit; vm.flexmmap_nx flips, which arm and disarm the W^X
- * probes, did it within seconds, tests/guest/62-bad-input.sh).  Entered
- * from an int3 (ORIG_RAX -1), finish as kprobe_ftrace_handler() does:
- * resume after the fentry call.
+ * Every hook's kprobe pre-handler.  Our probes sit on fentry calls, so
+ * kprobes runs them from ftrace (ORIG_RAX 0).  Entered from an int3
+ * instead (ORIG_RAX -1: a stale one under QEMU TCG, docs/qemu-int3.md),
+ * finish as kprobe_ftrace_handler() does: resume after the fentry call.
  */
 static int fmm_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
 {

@@ -58,13 +58,6 @@
 int fmm_nx = FLEXMMAP_NX_KERNEL;
 static DEFINE_MUTEX(fmm_nx_mutex);
 
-static const char *const fmm_nx_names[] = {
-	[FLEXMMAP_NX_KERNEL] = "kernel",
-	[FLEXMMAP_NX_LEGACY_EXEC] = "legacy-exec",
-	[FLEXMMAP_NX_STRICT] = "strict",
-	[FLEXMMAP_NX_WXORX] = "W^X",
-};
-
 /*
  * Where a refused call resumes instead of the probed function: each stub
  * returns to its caller what that caller reads as the refusal.
@@ -586,11 +579,6 @@ module_param_cb(nx, &fmm_nx_ops, &fmm_nx, 0444);
 MODULE_PARM_DESC(nx,
 		 "initial vm.flexmmap_nx: 0 kernel (default), 1 legacy-exec, 2 strict, 3 W^X");
 /* clang-format on */
-
-const char *fmm_nx_name(int mode)
-{
-	return mode >= 0 && mode <= FLEXMMAP_NX_MAX ? fmm_nx_names[mode] : "?";
-}
 
 bool fmm_nx_wx_armed(void)
 {
