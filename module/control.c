@@ -201,6 +201,13 @@ static struct ctl_table fmm_sysctls[] = {
 static struct ctl_table_header *fmm_sysctl_header;
 static struct proc_dir_entry *fmm_proc_dir;
 
+/* The kprobe tables' missed_ counters: the layout hooks', then W^X's. */
+static void fmm_hooks_show(struct seq_file *m)
+{
+	fmm_layout_hooks_show(m);
+	fmm_nx_hooks_show(m);
+}
+
 static int fmm_stats_show(struct seq_file *m, void *v)
 {
 	seq_printf(m, "layout %d\n", READ_ONCE(fmm_layout));

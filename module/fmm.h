@@ -2,7 +2,9 @@
 /*
  * flexmmap: declarations shared between the module's files.
  *
- * main.c    init and exit, installing kprobe tables
+ * main.c    init and exit, in the one safe order
+ * probe.c   kprobe tables: install all or nothing, remove, missed_ counters
+ * stats.c   the counters of /proc/flexmmap/stats
  * kprobes.c the layout hooks on a stock 6.1 kernel, and the unload sequence
  * hook.c    the same through the mmap layout hook of a patched 6.1 kernel
  * redirect.c the same on 6.10+ (Debian 13's 6.12): an ftrace redirect
@@ -253,11 +255,10 @@ void fmm_nx_hooks_show(struct seq_file *m);
 int fmm_nx_init(void);
 void fmm_nx_exit(void);
 
-/* main.c */
+/* probe.c */
 int fmm_hooks_install(struct fmm_hook *hooks, int n);
 void fmm_hooks_uninstall(struct fmm_hook *hooks, int n);
 void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n);
-void fmm_hooks_show(struct seq_file *m);
 
 /* control.c */
 int fmm_control_init(void);

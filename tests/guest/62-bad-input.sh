@@ -80,7 +80,7 @@ t_eq "control (read-only files): /proc/flexmmap/stats, tasks and self refuse wri
 # Concurrent writers of every valid value, and readers, on every vCPU: each
 # nx flip to or from 3 arms or disarms the W^X probes, and under TCG with two
 # vCPUs that once oopsed the guest within seconds (a stale int3 of the call
-# site's rewrite, taken by kprobes for the probe: main.c, fmm_kprobe_pre()).
+# site's rewrite, taken by kprobes for the probe: probe.c, fmm_kprobe_pre()).
 for w in 0 1 2 3; do
 	(for _ in $(seq 150); do echo $w >$X; echo $w >$L; done) &
 done
