@@ -330,19 +330,17 @@ unsigned long fmm_gua_vmflags(enum fmm_alloc a, struct file *filp,
 
 /*
  * arch/x86/mm/hugetlbpage.c: hugetlb_get_unmapped_area(), reached through
- * an ftrace redirect for module mms only.  The kernel's version picks its
- * direction by comparing mm->get_unmapped_area with arch_get_unmapped_area,
- * which sends every module mm top-down; this one asks the mm's layout.
+ * a kprobe redirect for module mms only (kprobes.c), one entry point per
+ * direction.  The kernel's version picks its direction by comparing
+ * mm->get_unmapped_area with arch_get_unmapped_area, which sends every
+ * module mm top-down; the redirect picks by the mm's allocator.
  */
-unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
-					    unsigned long addr,
-					    unsigned long len,
-					    unsigned long pgoff,
-					    unsigned long flags)
+static unsigned long fmm_hugetlb(struct file *file, unsigned long addr,
+				 unsigned long len, unsigned long flags,
+				 bool bottomup)
 {
 	struct hstate *h = hstate_file(file);
 	unsigned long hmask = huge_page_mask(h);
-	enum fmm_alloc a = fmm_mm_alloc(current->mm);
 
 	if (len & ~hmask)
 		return -EINVAL;
@@ -359,8 +357,22 @@ unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
 		if (fmm_hint_valid(addr, len) && fmm_range_free(addr, len))
 			return addr;
 	}
-	if (fmm_alloc_is_bottomup(a))
+	if (bottomup)
 		return fmm_bottomup(addr, len, flags, ~hmask & PAGE_MASK, 0, 0,
 				    false);
 	return fmm_topdown(addr, len, flags, ~hmask & PAGE_MASK, 0, 0, false);
+}
+
+unsigned long fmm_hugetlb_bottomup(struct file *file, unsigned long addr,
+				   unsigned long len, unsigned long pgoff,
+				   unsigned long flags)
+{
+	return fmm_hugetlb(file, addr, len, flags, true);
+}
+
+unsigned long fmm_hugetlb_topdown(struct file *file, unsigned long addr,
+				  unsigned long len, unsigned long pgoff,
+				  unsigned long flags)
+{
+	return fmm_hugetlb(file, addr, len, flags, false);
 }

@@ -33,8 +33,6 @@
 #include <linux/sysctl.h>
 #include "fmm.h"
 
-int fmm_layout = FLEXMMAP_LAYOUT_AUTO;
-
 static int fmm_param_set_layout(const char *val, const struct kernel_param *kp)
 {
 	int v, ret;

@@ -8,7 +8,10 @@
  * kprobes.c the layout hooks on a stock 6.1 kernel, and the unload sequence
  * hook.c    the same through the mmap layout hook of a patched 6.1 kernel
  * redirect.c the same on 6.10+ (Debian 13's 6.12): an ftrace redirect
- * kapi.c    the only file that knows kernel-version details (with kapi.h)
+ * kapi.c    the record of each mm: its allocator and NX mode, per variant
+ * kapi.h    the kernel-version switches, the only place that tests the version
+ * ksyms.c   kallsyms look-ups of what the kernel does not export
+ * arch-x86.c bases, task sizes, hints and alignment: what a port replaces
  * policy.c  which layout an exec gets, and the bases it starts from
  * alloc.c   the bottom-up and top-down allocators, hugetlb placement
  * track.c   the set of mms on our allocators; fork, exit and unload (6.1)
@@ -24,6 +27,7 @@
 #include "kapi.h"
 
 struct seq_file;
+struct va_alignment;
 struct ctl_table;
 struct ctl_table_header;
 #include "../include/flexmmap.h"
@@ -147,34 +151,39 @@ extern struct fmm_stats fmm_stats;
 extern int fmm_layout;
 extern int fmm_nx;
 
-/* kapi.c */
-int fmm_kapi_init(void);
-enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm);
-void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a);
+/* ksyms.c: what the kernel does not export */
+int fmm_ksyms_init(void);
+int fmm_ksym(const char *name, unsigned long *addr);
 unsigned long fmm_stack_guard_gap(void);
 unsigned long fmm_mmap_min_addr(void);
+const struct va_alignment *fmm_va_align(void);
+bool fmm_ptrace_may_access(struct task_struct *task, unsigned int mode);
+
+/* arch-x86.c: bases, task sizes, hints, alignment */
 unsigned long fmm_align_mask(void);
 unsigned long fmm_align_bits(void);
-int fmm_mm_nx(struct mm_struct *mm);
-void fmm_mm_set_nx(struct mm_struct *mm, int mode);
-unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
-			 unsigned long len, unsigned long pgoff,
-			 unsigned long flags);
 bool fmm_hint_valid(unsigned long addr, unsigned long len);
 unsigned long fmm_task_size_32(void);
 unsigned long fmm_task_size_32_of(unsigned int personality);
 unsigned long fmm_task_size_64(bool full_addr_space);
 unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy);
-void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
+void fmm_mm_set_bases(struct mm_struct *mm, bool legacy, bool kernel_legacy,
 		      const struct rlimit *rlim_stack);
 void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
 			   const struct rlimit *rlim_stack, bool randomize,
 			   unsigned int personality);
 bool fmm_mm_copy_bases(struct mm_struct *newmm, struct mm_struct *oldmm);
+
+/* kapi.c: the record of each mm (allocator, NX mode), per kernel variant */
+int fmm_kapi_init(void);
+enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm);
+void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a);
+int fmm_mm_nx(struct mm_struct *mm);
+void fmm_mm_set_nx(struct mm_struct *mm, int mode);
+unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
+			 unsigned long len, unsigned long pgoff,
+			 unsigned long flags);
 void fmm_mm_exec_reset(struct mm_struct *mm);
-struct ctl_table_header *fmm_register_vm_sysctls(struct ctl_table *table,
-						 size_t n);
-bool fmm_ptrace_may_access(struct task_struct *task, unsigned int mode);
 #ifdef FMM_KAPI_MMF
 bool fmm_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 bool fmm_mm_redirected(struct mm_struct *mm);
@@ -198,11 +207,12 @@ unsigned long fmm_gua_vmflags(enum fmm_alloc a, struct file *filp,
 			      unsigned long addr, unsigned long len,
 			      unsigned long pgoff, unsigned long flags,
 			      vm_flags_t vm_flags);
-unsigned long fmm_hugetlb_get_unmapped_area(struct file *file,
-					    unsigned long addr,
-					    unsigned long len,
-					    unsigned long pgoff,
-					    unsigned long flags);
+unsigned long fmm_hugetlb_bottomup(struct file *file, unsigned long addr,
+				   unsigned long len, unsigned long pgoff,
+				   unsigned long flags);
+unsigned long fmm_hugetlb_topdown(struct file *file, unsigned long addr,
+				  unsigned long len, unsigned long pgoff,
+				  unsigned long flags);
 
 /* policy.c */
 struct linux_binprm;

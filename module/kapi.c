@@ -58,63 +58,6 @@ static fmm_gua_t fmm_allocs[] = {
 };
 #endif
 
-/* Not exported by any kernel: found through kallsyms in every variant. */
-static bool (*fmm_k_ptrace_may_access)(struct task_struct *task,
-				       unsigned int mode);
-
-static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
-
-/*
- * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
- * on it by name tells us where it is.
- */
-static int fmm_find_kallsyms(void)
-{
-	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
-	int ret;
-
-	ret = register_kprobe(&kp);
-	if (ret < 0) {
-		pr_err("cannot find kallsyms_lookup_name (%d)\n", ret);
-		return ret;
-	}
-	fmm_kallsyms_lookup_name = (void *)kp.addr;
-	unregister_kprobe(&kp);
-	return 0;
-}
-
-static int fmm_lookup(const char *name, unsigned long *addr)
-{
-	*addr = fmm_kallsyms_lookup_name(name);
-	if (!*addr) {
-		pr_err("kernel symbol %s not found\n", name);
-		return -ENOENT;
-	}
-	return 0;
-}
-
-/* What every variant looks up. */
-static int fmm_kapi_lookup_common(void)
-{
-	unsigned long a;
-	int ret;
-
-	ret = fmm_find_kallsyms();
-	if (ret)
-		return ret;
-	ret = fmm_lookup("ptrace_may_access", &a);
-	if (ret)
-		return ret;
-	fmm_k_ptrace_may_access = (void *)a;
-	return 0;
-}
-
-/* ptrace_may_access(): @task's lock must not be held. */
-bool fmm_ptrace_may_access(struct task_struct *task, unsigned int mode)
-{
-	return fmm_k_ptrace_may_access(task, mode);
-}
-
 #ifdef FMM_HAVE_LAYOUT_HOOK
 /*
  * With the layout hook, a module mm points at mmap_layout_get_unmapped_area()
@@ -143,7 +86,7 @@ static unsigned long fmm_load;
 int fmm_kapi_init(void)
 {
 	fmm_load = (unsigned long)(get_random_u32() | 1) << FMM_WORD_LOAD_SHIFT;
-	return fmm_kapi_lookup_common();
+	return 0;
 }
 
 enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm)
@@ -199,28 +142,11 @@ void fmm_mm_set_nx(struct mm_struct *mm, int mode)
 	WRITE_ONCE(mm->mmap_layout, word);
 }
 
-unsigned long fmm_stack_guard_gap(void)
-{
-	return READ_ONCE(stack_guard_gap);
-}
-
-unsigned long fmm_mmap_min_addr(void)
-{
-	return max(PAGE_ALIGN(READ_ONCE(mmap_min_addr)), PAGE_SIZE);
-}
-
-/* get_align_mask() is not exported: no AMD family 15h alignment. */
-static const struct va_alignment *const fmm_k_va_align;
-
 /* Exec starts from a new mm, whose mm->mmap_layout is 0. */
 void fmm_mm_exec_reset(struct mm_struct *mm)
 {
 }
 #else /* !FMM_HAVE_LAYOUT_HOOK */
-/* Kernel objects we need but the kernel does not export. */
-static unsigned long *fmm_k_stack_guard_gap;
-static unsigned long *fmm_k_mmap_min_addr;
-static struct va_alignment *fmm_k_va_align; /* optional */
 #ifdef FMM_KAPI_MMF
 /* arch_get_unmapped_area() and arch_get_unmapped_area_topdown() */
 static unsigned long fmm_k_gua[2];
@@ -229,54 +155,28 @@ static void fmm_mmf_init(void);
 
 int fmm_kapi_init(void)
 {
-	unsigned long a;
 	int ret;
-
-	ret = fmm_kapi_lookup_common();
-	if (ret)
-		return ret;
-
 #ifdef FMM_KAPI_PTR
-	ret = fmm_lookup("arch_get_unmapped_area", &a);
+	unsigned long a;
+
+	ret = fmm_ksym("arch_get_unmapped_area", &a);
 	if (ret)
 		return ret;
 	fmm_allocs[FMM_ALLOC_KERNEL_BOTTOMUP] = (fmm_gua_t)a;
-	ret = fmm_lookup("arch_get_unmapped_area_topdown", &a);
+	ret = fmm_ksym("arch_get_unmapped_area_topdown", &a);
 	if (ret)
 		return ret;
 	fmm_allocs[FMM_ALLOC_KERNEL_TOPDOWN] = (fmm_gua_t)a;
 #else
 	fmm_mmf_init();
-	ret = fmm_lookup("arch_get_unmapped_area", &fmm_k_gua[0]);
+	ret = fmm_ksym("arch_get_unmapped_area", &fmm_k_gua[0]);
 	if (ret)
 		return ret;
-	ret = fmm_lookup("arch_get_unmapped_area_topdown", &fmm_k_gua[1]);
+	ret = fmm_ksym("arch_get_unmapped_area_topdown", &fmm_k_gua[1]);
 	if (ret)
 		return ret;
 #endif
-	ret = fmm_lookup("stack_guard_gap", &a);
-	if (ret)
-		return ret;
-	fmm_k_stack_guard_gap = (unsigned long *)a;
-	ret = fmm_lookup("mmap_min_addr", &a);
-	if (ret)
-		return ret;
-	fmm_k_mmap_min_addr = (unsigned long *)a;
-	/* Only AMD family 15h uses it; without it we simply do not align. */
-	fmm_k_va_align =
-		(struct va_alignment *)fmm_kallsyms_lookup_name("va_align");
 	return 0;
-}
-
-unsigned long fmm_stack_guard_gap(void)
-{
-	return READ_ONCE(*fmm_k_stack_guard_gap);
-}
-
-/* The lowest address an allocator may hand out. */
-unsigned long fmm_mmap_min_addr(void)
-{
-	return max(PAGE_ALIGN(READ_ONCE(*fmm_k_mmap_min_addr)), PAGE_SIZE);
 }
 
 #ifdef FMM_KAPI_PTR
@@ -487,23 +387,6 @@ unsigned long fmm_kernel_gua_addr(bool topdown)
 #endif /* FMM_KAPI_PTR */
 #endif /* FMM_HAVE_LAYOUT_HOOK */
 
-/* arch/x86/kernel/sys_x86_64.c: get_align_mask() and get_align_bits(). */
-unsigned long fmm_align_mask(void)
-{
-	const struct va_alignment *va = fmm_k_va_align;
-
-	if (!va || va->flags < 0 || !(va->flags & (2 - mmap_is_ia32())))
-		return 0;
-	if (!(current->flags & PF_RANDOMIZE))
-		return 0;
-	return va->mask;
-}
-
-unsigned long fmm_align_bits(void)
-{
-	return fmm_k_va_align ? fmm_k_va_align->bits & fmm_align_mask() : 0;
-}
-
 #ifdef FMM_KAPI_PTR
 /*
  * The allocator of current->mm, for the kernel's trampoline (hook.c).  An mm
@@ -521,167 +404,3 @@ unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
 	return fmm_allocs[a](filp, addr, len, pgoff, flags);
 }
 #endif
-
-/* vm.flexmmap_*: @table has @n entries, the last one empty. */
-struct ctl_table_header *fmm_register_vm_sysctls(struct ctl_table *table,
-						 size_t n)
-{
-#ifdef FMM_SYSCTL_SIZED
-	return register_sysctl_sz("vm", table, n - 1);
-#else
-	return register_sysctl("vm", table);
-#endif
-}
-
-/* arch/x86/mm/mmap.c: mmap_address_hint_valid(), not exported. */
-bool fmm_hint_valid(unsigned long addr, unsigned long len)
-{
-	if (TASK_SIZE - len < addr)
-		return false;
-	return (addr > DEFAULT_MAP_WINDOW) == (addr + len > DEFAULT_MAP_WINDOW);
-}
-
-/* arch/x86/mm/mmap.c: get_mmap_base(); 32-bit syscalls use the compat pair. */
-unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy)
-{
-#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
-	if (in_32bit_syscall())
-		return legacy ? mm->mmap_compat_legacy_base :
-				mm->mmap_compat_base;
-#endif
-	return legacy ? mm->mmap_legacy_base : mm->mmap_base;
-}
-
-/*
- * Give a child of fork its parent's bases as they are now (dup_mm() copied
- * them before the parent's lock was taken: a retarget may have changed them
- * since).  Called under the parent's mmap lock, before the child can run.
- * Return whether any base differed.
- */
-bool fmm_mm_copy_bases(struct mm_struct *newmm, struct mm_struct *oldmm)
-{
-	bool changed = false;
-
-	if (newmm->mmap_base != oldmm->mmap_base ||
-	    newmm->mmap_legacy_base != oldmm->mmap_legacy_base) {
-		newmm->mmap_base = oldmm->mmap_base;
-		newmm->mmap_legacy_base = oldmm->mmap_legacy_base;
-		changed = true;
-	}
-#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
-	if (newmm->mmap_compat_base != oldmm->mmap_compat_base ||
-	    newmm->mmap_compat_legacy_base != oldmm->mmap_compat_legacy_base) {
-		newmm->mmap_compat_base = oldmm->mmap_compat_base;
-		newmm->mmap_compat_legacy_base = oldmm->mmap_compat_legacy_base;
-		changed = true;
-	}
-#endif
-	return changed;
-}
-
-/*
- * arch/x86/mm/mmap.c: task_size_32bit() and task_size_64bit(), not
- * exported.  The 32-bit task size depends on the personality of the task
- * whose space it is (ADDR_LIMIT_3GB: setarch --3gb), which a retarget
- * must take from its target, not from the writer (IA32_PAGE_OFFSET reads
- * current).  Both values are IA32_PAGE_OFFSET's.
- */
-unsigned long fmm_task_size_32_of(unsigned int personality)
-{
-	return personality & ADDR_LIMIT_3GB ? 0xc0000000UL : 0xFFFFe000UL;
-}
-
-unsigned long fmm_task_size_32(void)
-{
-	return fmm_task_size_32_of(current->personality);
-}
-
-unsigned long fmm_task_size_64(bool full_addr_space)
-{
-	return full_addr_space ? TASK_SIZE_MAX : DEFAULT_MAP_WINDOW;
-}
-
-/* arch/x86/mm/mmap.c: stack_maxrandom_size(), for a task with @randomize */
-static unsigned long fmm_stack_maxrandom(bool is32, bool randomize)
-{
-	if (!randomize)
-		return 0;
-	return (-1UL & __STACK_RND_MASK(is32)) << PAGE_SHIFT;
-}
-
-/*
- * The 2004 rule, as arch/x86/mm/mmap.c's mmap_base() still has it: the top
- * of the mmap area sits a gap below the stack, gap = stack rlimit + stack
- * randomisation + guard gap, clamped to [128 MiB, 5/6 of the task size].
- * The random offset is the one the kernel already drew for the legacy base,
- * so the result equals the kernel's own flexible base and keeps its entropy.
- */
-static unsigned long fmm_flexible_base(unsigned long legacy_base,
-				       unsigned long task_size, bool is32,
-				       const struct rlimit *rlim_stack,
-				       bool randomize)
-{
-	unsigned long rnd = legacy_base - __TASK_UNMAPPED_BASE(task_size);
-	unsigned long gap = rlim_stack->rlim_cur;
-	unsigned long pad =
-		fmm_stack_maxrandom(is32, randomize) + fmm_stack_guard_gap();
-
-	/* Values close to RLIM_INFINITY can overflow. */
-	if (gap + pad > gap)
-		gap += pad;
-	gap = clamp(gap, SZ_128M, (task_size / 6) * 5);
-	return PAGE_ALIGN(task_size - gap - rnd);
-}
-
-static void fmm_mm_bases(struct mm_struct *mm, bool legacy, bool recompute,
-			 const struct rlimit *rlim_stack, bool randomize,
-			 unsigned int personality)
-{
-	unsigned long __maybe_unused task_size;
-
-	if (legacy) {
-		mm->mmap_base = mm->mmap_legacy_base;
-#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
-		mm->mmap_compat_base = mm->mmap_compat_legacy_base;
-#endif
-		return;
-	}
-	if (!recompute)
-		return;
-	mm->mmap_base = fmm_flexible_base(mm->mmap_legacy_base,
-					  fmm_task_size_64(false), false,
-					  rlim_stack, randomize);
-#ifdef CONFIG_HAVE_ARCH_COMPAT_MMAP_BASES
-	task_size = fmm_task_size_32_of(personality);
-	mm->mmap_compat_base = fmm_flexible_base(mm->mmap_compat_legacy_base,
-						 task_size, true, rlim_stack,
-						 randomize);
-#endif
-}
-
-/*
- * Set the bases of a freshly exec'd mm for the chosen direction.  The
- * kernel already drew the random offsets and computed the legacy bases;
- * only the top-down bases may need computing, when the kernel had chosen
- * legacy itself (setarch -L, vm.legacy_va_layout=1).
- */
-void fmm_mm_set_bases(struct mm_struct *mm, bool legacy,
-		      const struct rlimit *rlim_stack)
-{
-	fmm_mm_bases(mm, legacy, fmm_mm_alloc(mm) == FMM_ALLOC_KERNEL_BOTTOMUP,
-		     rlim_stack, current->flags & PF_RANDOMIZE,
-		     current->personality);
-}
-
-/*
- * The same for a running process being re-targeted (mmap lock held for
- * writing): the top-down bases are always recomputed from the legacy ones,
- * with the target's stack rlimit now, its randomisation flag and its
- * personality (the 32-bit task size), not the writer's.
- */
-void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
-			   const struct rlimit *rlim_stack, bool randomize,
-			   unsigned int personality)
-{
-	fmm_mm_bases(mm, legacy, true, rlim_stack, randomize, personality);
-}

@@ -18,6 +18,7 @@
 #include <linux/mman.h>
 #include <linux/mm.h>
 #include <linux/ptrace.h>
+#include <linux/sysctl.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 #define FMM_KAPI_MMF
@@ -36,6 +37,20 @@
 #else
 #define FMM_CTL_CONST
 #endif
+
+struct ctl_table;
+struct ctl_table_header;
+
+/* vm.flexmmap_*: @table has @n entries, the last one empty. */
+static inline struct ctl_table_header *
+fmm_register_vm_sysctls(struct ctl_table *table, size_t n)
+{
+#ifdef FMM_SYSCTL_SIZED
+	return register_sysctl_sz("vm", table, n - 1);
+#else
+	return register_sysctl("vm", table);
+#endif
+}
 
 /*
  * userfaultfd's fills of a page into a registered range, under the mmap

@@ -24,11 +24,19 @@
 static int fmm_hugetlb_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct mm_struct *mm = current->mm;
+	enum fmm_alloc a;
 
-	if (!mm || !fmm_alloc_is_module(fmm_mm_alloc(mm)))
+	if (!mm)
 		return 0;
-	instruction_pointer_set(regs,
-				(unsigned long)fmm_hugetlb_get_unmapped_area);
+	a = fmm_mm_alloc(mm);
+	if (!fmm_alloc_is_module(a))
+		return 0;
+	if (fmm_alloc_is_bottomup(a))
+		instruction_pointer_set(regs,
+					(unsigned long)fmm_hugetlb_bottomup);
+	else
+		instruction_pointer_set(regs,
+					(unsigned long)fmm_hugetlb_topdown);
 	return 1;
 }
 

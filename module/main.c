@@ -42,6 +42,9 @@ static int __init fmm_init(void)
 {
 	int ret;
 
+	ret = fmm_ksyms_init();
+	if (ret)
+		return ret;
 	ret = fmm_kapi_init();
 	if (ret)
 		return ret;

@@ -44,6 +44,12 @@
  */
 static DEFINE_SPINLOCK(fmm_layout_lock);
 
+/*
+ * vm.flexmmap_layout and layout= (control.c): read at each exec.  Defined
+ * here, below the control files that set it, so policy calls nothing above.
+ */
+int fmm_layout = FLEXMMAP_LAYOUT_AUTO;
+
 /**
  * fmm_exec - choose the new program's layout and NX policy
  * @bprm: the exec
@@ -106,6 +112,7 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 	/* A retarget that came first has chosen: it stands. */
 	if (fmm_mm_alloc(mm) == kernel) {
 		fmm_mm_set_bases(mm, fmm_alloc_is_bottomup(want),
+				 kernel == FMM_ALLOC_KERNEL_BOTTOMUP,
 				 &bprm->rlim_stack);
 		fmm_mm_set_alloc(mm, want);
 	}
