@@ -12,6 +12,7 @@
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
+#include <linux/security.h>
 #include <asm/elf.h>
 #include "fmm.h"
 
