@@ -32,11 +32,12 @@ flexmmap_kver() {
 	echo "$best"
 }
 
-# Which kernel the guest boots: "stock" (Debian's, the default) or "source"
-# (built from linux-source-6.1 with patches/ by scripts/build-kernel).
+# Which kernel the guest boots: "stock" (Debian 12's 6.1, the default),
+# "source" (built from linux-source-6.1 with patches/ by
+# scripts/build-kernel) or "trixie" (Debian 13's stock 6.12 with a trixie
+# root filesystem; the module is built for it in a trixie build root, and
+# "make check GUEST=trixie" runs the whole suite there).
 # FLEXMMAP_KERNEL sets it for every script; qemu/run --kernel for one boot.
-# "trixie" is Debian 13's stock kernel (6.12) with a trixie root filesystem
-# (issue 10: image and boot so far; the module does not build for it yet).
 flexmmap_kernel() {
 	case ${FLEXMMAP_KERNEL:-stock} in
 	stock | source | trixie) echo "${FLEXMMAP_KERNEL:-stock}" ;;

@@ -27,7 +27,8 @@ report=$FMM_PROBES/flexmmap-report
 command -v python3 >/dev/null || t_fail_all "no python3 in the guest"
 rmmod flexmmap 2>/dev/null
 out=$(mktemp -d /tmp/34-capacity.XXXXXX)
-trap 'rm -rf "$out"' EXIT
+# shellcheck disable=SC2016 # expanded at exit
+t_atexit 'rm -rf "$out"'
 
 oc0=$(sysctl -n vm.overcommit_memory)
 lva0=$(sysctl -n vm.legacy_va_layout)

@@ -27,7 +27,7 @@ restore() {
 	echo "$saved_max" >/proc/sys/vm/max_map_count
 	echo "$saved_oc" >/proc/sys/vm/overcommit_memory
 }
-trap restore EXIT
+t_atexit restore
 
 # probe NAME LIMIT LAYOUT EXPECT ALLOC: fmm-layout-64 and -32 under ulimit -s
 # LIMIT get the EXPECT layout on the ALLOC allocator.

@@ -77,7 +77,7 @@ cleanup() {
 	[ -z "${forker:-}" ] || kill "$forker" 2>/dev/null
 	rm -rf "$S"
 }
-trap cleanup EXIT
+t_atexit cleanup
 if fi_set probability 0 && fi_set interval 1 && fi_set space 0 &&
 	fi_set times -1 && fi_set verbose 0 && fi_set ignore-gfp-wait N &&
 	echo 0 >"$FP/min-order" && echo N >"$FP/ignore-gfp-highmem"; then
@@ -251,10 +251,7 @@ fi
 
 # An injected failure of vmalloc() logs "vmalloc error" with a stack trace:
 # the shared filter sets those reports aside and counts everything else.
-problems() {
-	t_dmesg_since | awk -v bad="$T_BAD_KERNEL|$T_KASAN|$T_LOCKDEP|$T_DEBUG_VM" \
-		-f "$FMM_TESTS/kernel-problems.awk"
-}
+problems() { t_kernel_problems --also "$T_KASAN|$T_LOCKDEP|$T_DEBUG_VM"; }
 t_eq "no WARN, BUG, KASAN, lockdep or DEBUG_VM report in the kernel log" "" \
 	"$(problems | head -n 20)"
 t_diag "allocation failure reports set aside: $(t_dmesg_since | grep -cE 'page allocation failure|vmalloc error')"

@@ -3,14 +3,27 @@
 # Helpers for flexmmap's guest tests (tests/guest/NN-*.sh), sourced by each
 # test file:   . "$(dirname "$0")/lib.sh"
 #
-# A test file prints one top-level line per result through these functions:
-#   ok - NAME                  t_ok NAME
-#   not ok - NAME              t_fail NAME [WHY...]   (WHY lines as "# ...")
-#   ok - NAME # SKIP WHY       t_skip NAME WHY
+# A test file prints KTAP (Documentation/dev-tools/ktap.rst), whether the
+# suite runs it or it runs alone (qemu/run -- /flexmmap/tests/NN-name.sh):
+# sourcing this prints "KTAP version 1", t_plan N the plan "1..N", and each
+# result is one numbered top-level line:
+#   ok 3 NAME                  t_ok NAME
+#   not ok 4 NAME              t_fail NAME [WHY...]   (WHY lines as "#   ...")
+#   ok 5 NAME # SKIP WHY       t_skip NAME WHY
 # Anything else it prints must be indented or start with "#" (t_diag, t_sub).
-# Lines carry no numbers: the suite (and tests/check on the host) number
-# them, so files compose.  A file that exits non-zero without a "not ok" line,
-# or that reports nothing, is counted as a failure by the suite.
+# At exit it prints the plan if t_plan never did (KTAP allows it last; the
+# suite still fails such a file), a "# Totals:" line, and exits KSFT_FAIL
+# (1) if a result failed or the count differs from the plan, unless the
+# file already exits non-zero (t_skip_all exits KSFT_SKIP, 4).  A test file
+# does not set its own EXIT trap: t_atexit CMD.  The suite
+# (tests/guest/suite) nests each file's output under one result per file;
+# a file that exits non-zero with no "not ok" line, reports nothing or
+# another count than its plan is a failure there.
+#
+# The names of the kernel's tools/testing/selftests/kselftest/ktap_helpers.sh
+# (our own code): ktap_print_header, ktap_set_plan, ktap_test_pass,
+# ktap_test_fail, ktap_test_skip, ktap_print_msg, ktap_exit_fail_msg,
+# ktap_finished and the KSFT_* exit statuses.  The t_* helpers below use them.
 #
 #   t_check NAME CMD [ARGS...]     ok if CMD exits 0; else not ok with CMD's
 #                                  output; CMD's output is shown either way
@@ -19,12 +32,15 @@
 #   t_diag MSG...                  "# MSG"
 #   t_sub                          filter: prefix every line with "#   "
 #   t_plan N                       the number of results this file reports
+#   t_atexit CMD                   run CMD (eval) when the file exits
 #   t_insmod [PARAMS...]           insmod $FMM_KO or fail the whole file
 #   t_need_root, t_fail_all WHY    helpers for whole-file preconditions
 #   t_skip_all WHY                 only for reasons on the suite's allowlist
 #   t_dmesg_mark / t_dmesg_since   the kernel log lines after a mark
 #   t_kernel_problems              kernel log lines (since the mark) showing
 #                                  a WARN, BUG, Oops, lockup or RCU stall
+#                                  (tests/guest/kernel-problems, the check
+#                                  qemu/run and the suite use)
 #   t_smp                          one result: at least 2 CPUs online
 #
 # Environment from qemu/run: FLEXMMAP_KVER (the release the image was built
@@ -36,22 +52,99 @@ FMM_KO=${FMM_KO:-$FMM_DIR/flexmmap.ko}
 FMM_PROBES=${FMM_PROBES:-$FMM_DIR/probes}
 FMM_TESTS=${FMM_TESTS:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
-# The kernel-problem pattern, shared with qemu/run (which reads the same
-# file on the host): one extended regular expression per line.
-T_BAD_KERNEL=$(grep -v '^#' "$FMM_TESTS/kernel-problems" | paste -sd '|')
 
-t_ok() { echo "ok - $1"; }
+# --- KTAP ------------------------------------------------------------------
+# kselftest's exit statuses: the suite counts a file that exits KSFT_SKIP as
+# skipped (if its reason is allowed), any other non-zero status as failed.
+KSFT_PASS=0
+KSFT_FAIL=1
+KSFT_XFAIL=2
+KSFT_XPASS=3
+KSFT_SKIP=4
+export KSFT_PASS KSFT_FAIL KSFT_XFAIL KSFT_XPASS KSFT_SKIP
+KTAP_TESTNO=0 KTAP_CNT_PASS=0 KTAP_CNT_FAIL=0 KTAP_CNT_SKIP=0
+T_PLANNED='' T_ATEXIT=()
+
+ktap_print_header() { echo "KTAP version 1"; }
+
+# ktap_set_plan N: "1..N".  Print it before any result when N is known.
+ktap_set_plan() {
+	T_PLANNED=$1
+	echo "1..$1"
+}
+
+ktap_print_msg() { echo "# $*"; }
+
+# One numbered result: RESULT ("ok" or "not ok") DESCRIPTION [DIRECTIVE].
+# A description cannot hold "#" in KTAP: any is written as "%23".
+ktap_result_line() {
+	KTAP_TESTNO=$((KTAP_TESTNO + 1))
+	echo "$1 $KTAP_TESTNO ${2//#/%23}${3:+ # $3}"
+}
+ktap_test_pass() {
+	KTAP_CNT_PASS=$((KTAP_CNT_PASS + 1))
+	ktap_result_line ok "$1"
+}
+ktap_test_fail() {
+	KTAP_CNT_FAIL=$((KTAP_CNT_FAIL + 1))
+	ktap_result_line "not ok" "$1"
+}
+# ktap_test_skip DESCRIPTION [REASON]
+ktap_test_skip() {
+	KTAP_CNT_SKIP=$((KTAP_CNT_SKIP + 1))
+	ktap_result_line ok "$1" "SKIP${2:+ $2}"
+}
+
+# The file's verdict: KSFT_PASS if every planned result passed or skipped.
+ktap_status() {
+	if [ "$KTAP_CNT_FAIL" = 0 ] && [ "$KTAP_TESTNO" = "${T_PLANNED:-$KTAP_TESTNO}" ]; then
+		echo "$KSFT_PASS"
+	else
+		echo "$KSFT_FAIL"
+	fi
+}
+
+# A precondition failed: a "#" line, then exit KSFT_FAIL (see t_fail_all
+# for one that is also a result).
+ktap_exit_fail_msg() {
+	ktap_print_msg "$*"
+	exit "$KSFT_FAIL"
+}
+
+# The end of a file (the EXIT trap does the same when a file just ends).
+ktap_finished() { exit "$(ktap_status)"; }
+
+t_atexit() { T_ATEXIT+=("$1"); }
+
+# The EXIT trap: the file's own clean-ups (last registered first), the plan
+# if it was never printed, the totals, and the status.
+ktap_at_exit() {
+	local rc=$? i
+	trap - EXIT
+	for ((i = ${#T_ATEXIT[@]} - 1; i >= 0; i--)); do
+		eval "${T_ATEXIT[i]}" || true
+	done
+	[ -n "$T_PLANNED" ] || ktap_set_plan "$KTAP_TESTNO"
+	echo "# Totals: pass:$KTAP_CNT_PASS fail:$KTAP_CNT_FAIL xfail:0 xpass:0 skip:$KTAP_CNT_SKIP error:0"
+	[ "$rc" != 0 ] || rc=$(ktap_status)
+	exit "$rc"
+}
+trap ktap_at_exit EXIT
+ktap_print_header
+
+# --- results -----------------------------------------------------------------
+t_ok() { ktap_test_pass "$1"; }
 
 t_fail() {
 	local name=$1
 	shift
-	echo "not ok - $name"
+	ktap_test_fail "$name"
 	[ $# -eq 0 ] || printf '%s\n' "$@" | t_sub
 }
 
-t_skip() { echo "ok - $1 # SKIP ${2:-}"; }
+t_skip() { ktap_test_skip "$1" "${2:-}"; }
 
-t_diag() { echo "# $*"; }
+t_diag() { ktap_print_msg "$@"; }
 
 t_sub() { sed 's/^/#   /'; }
 
@@ -79,28 +172,26 @@ t_eq() {
 
 t_need_root() { [ "$(id -u)" = 0 ] || t_fail_all "needs root"; }
 
-# Skip the whole file: one skipped result, then exit 0.  The suite counts a
-# skip as a failure unless its reason is on the suite's allowlist (today
-# only "not a debug kernel", for 05 and 95): a missing tool, package or
-# build product the suite should guarantee is a failure (t_fail_all).
+# Skip the whole file: one skipped result, then exit KSFT_SKIP (4), as
+# kselftest does.  The suite counts the file as skipped if the reason is on
+# its allowlist ("not a debug kernel" for 05, 64 and 95, "no headers package
+# for" for 36) and as failed otherwise: a missing tool, package or build
+# product the suite should guarantee is a failure (t_fail_all).
 t_skip_all() {
-	[ -n "${T_PLANNED:-}" ] || t_plan 1
-	t_skip "${0##*/}" "$*"
-	exit 0
+	[ -n "$T_PLANNED" ] || ktap_set_plan 1
+	ktap_test_skip "${0##*/}" "$*"
+	exit "$KSFT_SKIP"
 }
 
-# A precondition failed: one failed result, then exit 1.
+# A precondition failed: one failed result, then exit KSFT_FAIL.
 t_fail_all() {
 	t_fail "${0##*/}: $1" "${@:2}"
-	exit 1
+	exit "$KSFT_FAIL"
 }
 
 # t_plan N: this file reports N results; the suite fails a file whose count
 # differs (one that stopped early, say).  Print it before any result.
-t_plan() {
-	T_PLANNED=$1
-	echo "1..$1"
-}
+t_plan() { ktap_set_plan "$1"; }
 
 # t_insmod [PARAMS...]: load the module under test ($FMM_KO, the one place
 # every file takes it from), or fail the file.
@@ -124,9 +215,9 @@ t_dmesg_since() {
 		dmesg | awk -v m="$T_DMESG_MARK" 'f; index($0, m) { f = 1 }'
 	fi
 }
-t_kernel_problems() {
-	t_dmesg_since | awk -v bad="$T_BAD_KERNEL" -f "$FMM_TESTS/kernel-problems.awk"
-}
+# t_kernel_problems [--also ERE]: kernel-problems on the log since the mark.
+# shellcheck disable=SC2120 # --also is optional
+t_kernel_problems() { t_dmesg_since | "$FMM_TESTS/kernel-problems" "$@"; }
 
 # The load/unload files run with every guest CPU online: at least
 # FMM_MIN_CPUS (default 2), or the file fails (a precondition the suite
