@@ -240,7 +240,7 @@ win_report_windows() {
 # win_report_counters: missed_* present and 0 in every window, and
 # stray_int3 0 (one result).  stray_int3 counts probe hits that came through the int3 of an
 # already finished rewrite of a probed call site, which QEMU's
-# multi-threaded TCG was seen to produce (README); qemu/run runs
+# multi-threaded TCG was seen to produce (docs/qemu-int3.md); qemu/run runs
 # single-threaded TCG, where the guest's text patching is coherent, so any
 # such hit is a failure here (a --tcg-threads multi run may see some).
 win_report_counters() {
