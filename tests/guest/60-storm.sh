@@ -50,7 +50,8 @@ win_exec_loop "${specs[@]}" &
 execs=$!
 # The writer: flips in every state but P and L; seeing one of those, it
 # acknowledges it in "$W/ack", after which it writes nothing until the state
-# changes, so the pinned values stand.
+# changes, so the pinned values stand.  An empty read (win_set rewriting the
+# state, P to L included) is no state to flip in either.
 (
 	n=0
 	while [ ! -e "$W/stop" ]; do
@@ -60,6 +61,13 @@ execs=$!
 				s=$WIN_S
 				if [[ $s == [PL]* ]]; then
 					echo "$s" >"$W/ack"
+					sleep 0.02
+					continue
+				fi
+				# Nothing read: the state is being rewritten, maybe
+				# from P to L; a write now could land in the pinned
+				# window after its ack.
+				if [ -z "$s" ]; then
 					sleep 0.02
 					continue
 				fi
