@@ -80,6 +80,11 @@ endif
 	@echo "$(KERNEL) $(KDIR)" >$(KMOD)/.kdir
 	@cp -u $(SRC)/Kbuild $(KMOD)/Kbuild
 	@cp -u -r $(SRC)/module/. $(KMOD)/module/
+	@# A file gone from module/ takes its object along (scripts/callgraph reads them).
+	@for f in $(KMOD)/module/*.[ch]; do \
+	  b=$${f##*/}; [ -e "$(SRC)/module/$$b" ] || \
+	  rm -f "$$f" "$(KMOD)/module/$${b%.*}.o" "$(KMOD)/module/.$${b%.*}.o.cmd"; \
+	done
 	@cp -u -r $(SRC)/include/. $(KMOD)/include/
 ifeq ($(KERNEL),trixie)
 	$(SRC)/scripts/trixie-chroot $(KMOD) -- sh -c \

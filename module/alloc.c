@@ -2,10 +2,10 @@
 /*
  * flexmmap: the two allocators.
  *
- * On 6.1 mm->get_unmapped_area points at one of four entry points below
+ * On 6.1 mm->get_unmapped_area points at one of the two entry points below
  * for every process the module manages; there is no per-mmap hook.  On
- * 6.10+ the kernel's allocators are redirected to fmm_gua_vmflags() for
- * those processes (redirect.c).  Both directions search the maple tree's
+ * 6.10+ the kernel's allocators are redirected to fmm_get_area_vmflags() for
+ * those processes (layout-ftrace.c).  Both directions search the maple tree's
  * gaps (mas_empty_area / mas_empty_area_rev), so they stay O(log n) like
  * the kernel's own vm_unmapped_area(), which is not exported.  The rules
  * follow arch/x86/kernel/sys_x86_64.c (6.1, and 6.12's shadow stack gap and
@@ -26,7 +26,7 @@
 
 /*
  * Mappings that keep a gap below them: stacks, and 6.12's shadow stacks
- * (VM_NONE on 6.1, kapi.h).
+ * (VM_NONE on 6.1, compat.h).
  */
 #define FMM_STARTGAP_FLAGS (VM_GROWSDOWN | VM_SHADOW_STACK)
 
@@ -225,7 +225,7 @@ static unsigned long fmm_topdown(unsigned long addr0, unsigned long len,
 	/* MAP_32BIT wants the low 2 GiB: that search is always bottom-up. */
 	if (!in_32bit_syscall() && (flags & MAP_32BIT))
 		goto bottomup;
-	/* 6.12: MAP_ABOVE4G (0 on 6.1, kapi.h) keeps the low 4 GiB free. */
+	/* 6.12: MAP_ABOVE4G (0 on 6.1, compat.h) keeps the low 4 GiB free. */
 	if (!in_32bit_syscall() && (flags & MAP_ABOVE4G))
 		s.low = SZ_4G;
 
@@ -256,10 +256,10 @@ bottomup:
  * The part every entry point shares: MAP_FIXED and file alignment.
  * @vm_flags: the new mapping's, on 6.10+ (0 on 6.1)
  */
-static unsigned long fmm_gua(struct file *filp, unsigned long addr,
-			     unsigned long len, unsigned long pgoff,
-			     unsigned long flags, vm_flags_t vm_flags,
-			     bool topdown)
+static unsigned long fmm_get_area(struct file *filp, unsigned long addr,
+				  unsigned long len, unsigned long pgoff,
+				  unsigned long flags, vm_flags_t vm_flags,
+				  bool topdown)
 {
 	unsigned long start_gap = vm_flags & VM_SHADOW_STACK ? PAGE_SIZE : 0;
 	unsigned long align_mask = 0, align_offset = pgoff << PAGE_SHIFT;
@@ -281,56 +281,39 @@ static unsigned long fmm_gua(struct file *filp, unsigned long addr,
 }
 
 /*
- * Four entry points, one per (direction, reason), so the pointer in the mm
- * says why the module chose it.  noinline and distinct bodies keep the
- * compiler from folding them into one address.
+ * The two entry points, one per direction: what a module mm's
+ * get_unmapped_area points at on 6.1 (record-ptr.c, record-hook.c).  Why
+ * the module chose one is in the mm's record, not in which one it is.
  */
-noinline unsigned long
-fmm_gua_legacy_forced(struct file *filp, unsigned long addr, unsigned long len,
-		      unsigned long pgoff, unsigned long flags)
+unsigned long fmm_get_area_bottomup(struct file *filp, unsigned long addr,
+				    unsigned long len, unsigned long pgoff,
+				    unsigned long flags)
 {
-	return fmm_gua(filp, addr, len, pgoff, flags, 0, false);
+	return fmm_get_area(filp, addr, len, pgoff, flags, 0, false);
 }
 
-noinline unsigned long
-fmm_gua_legacy_auto(struct file *filp, unsigned long addr, unsigned long len,
-		    unsigned long pgoff, unsigned long flags)
+unsigned long fmm_get_area_topdown(struct file *filp, unsigned long addr,
+				   unsigned long len, unsigned long pgoff,
+				   unsigned long flags)
 {
-	barrier();
-	return fmm_gua(filp, addr, len, pgoff, flags, 0, false);
-}
-
-noinline unsigned long
-fmm_gua_topdown_forced(struct file *filp, unsigned long addr, unsigned long len,
-		       unsigned long pgoff, unsigned long flags)
-{
-	return fmm_gua(filp, addr, len, pgoff, flags, 0, true);
-}
-
-noinline unsigned long
-fmm_gua_topdown_auto(struct file *filp, unsigned long addr, unsigned long len,
-		     unsigned long pgoff, unsigned long flags)
-{
-	barrier();
-	return fmm_gua(filp, addr, len, pgoff, flags, 0, true);
+	return fmm_get_area(filp, addr, len, pgoff, flags, 0, true);
 }
 
 /*
- * On 6.10+, the kernel's two allocators redirected for a module mm on
- * allocator @a (redirect.c): one entry point, the mm's record says why.
+ * On 6.10+, the kernel's two allocators redirected for a module mm
+ * (layout-ftrace.c), in the direction of @topdown.
  */
-unsigned long fmm_gua_vmflags(enum fmm_alloc a, struct file *filp,
-			      unsigned long addr, unsigned long len,
-			      unsigned long pgoff, unsigned long flags,
-			      vm_flags_t vm_flags)
+unsigned long fmm_get_area_vmflags(bool topdown, struct file *filp,
+				   unsigned long addr, unsigned long len,
+				   unsigned long pgoff, unsigned long flags,
+				   vm_flags_t vm_flags)
 {
-	return fmm_gua(filp, addr, len, pgoff, flags, vm_flags,
-		       !fmm_alloc_is_bottomup(a));
+	return fmm_get_area(filp, addr, len, pgoff, flags, vm_flags, topdown);
 }
 
 /*
  * arch/x86/mm/hugetlbpage.c: hugetlb_get_unmapped_area(), reached through
- * a kprobe redirect for module mms only (kprobes.c), one entry point per
+ * a kprobe redirect for module mms only (layout-kprobe.c), one entry point per
  * direction.  The kernel's version picks its direction by comparing
  * mm->get_unmapped_area with arch_get_unmapped_area, which sends every
  * module mm top-down; the redirect picks by the mm's allocator.

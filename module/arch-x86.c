@@ -2,13 +2,16 @@
 /*
  * flexmmap: x86's address-space arithmetic, what a port replaces: the
  * bases (the 2004 gap rule below the stack), task sizes, hint rules and
- * file alignment, after arch/x86/mm/mmap.c and
- * arch/x86/kernel/sys_x86_64.c, whose helpers are not exported.  Calls
- * nothing of the module's but ksyms.c.
+ * file alignment, after arch/x86/mm/mmap.c and arch/x86/kernel/sys_x86_64.c,
+ * whose helpers are not exported; and the kernel's calling convention, for
+ * a probe that changes an argument.  Calls nothing of the module's but
+ * ksyms.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/kprobes.h>
+#include <linux/ptrace.h>
 #include <linux/mm.h>
 #include <linux/sched.h>
 #include <linux/personality.h>
@@ -184,3 +187,25 @@ void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
 {
 	fmm_mm_bases(mm, legacy, true, rlim_stack, randomize, personality);
 }
+
+/*
+ * Change argument @n (from 0) of the function a kprobe stopped at, before
+ * it runs: the kernel has regs_get_kernel_argument() but no setter.  The
+ * kernel's calling convention: rdi, rsi, rdx, ... on x86-64; eax, edx, ecx
+ * on i386 (-mregparm=3).  Only the register arguments are supported.
+ */
+void fmm_regs_set_argument(struct pt_regs *regs, unsigned int n,
+			   unsigned long val)
+{
+#ifdef CONFIG_X86_64
+	unsigned long *args[] = { &regs->di, &regs->si, &regs->dx,
+				  &regs->cx, &regs->r8, &regs->r9 };
+#else
+	unsigned long *args[] = { &regs->ax, &regs->dx, &regs->cx };
+#endif
+
+	if (!WARN_ON_ONCE(n >= ARRAY_SIZE(args)))
+		*args[n] = val;
+}
+
+NOKPROBE_SYMBOL(fmm_regs_set_argument);

@@ -202,7 +202,8 @@ static struct proc_dir_entry *fmm_proc_dir;
 /* The kprobe tables' missed_ counters: the layout hooks', then W^X's. */
 static void fmm_hooks_show(struct seq_file *m)
 {
-	fmm_layout_hooks_show(m);
+	if (fmm_backend.show)
+		fmm_backend.show(m);
 	fmm_nx_hooks_show(m);
 }
 
@@ -250,24 +251,24 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 	return 0;
 }
 
-static const char *const fmm_mode_names[] = {
-	[FMM_ALLOC_OTHER] = "other",
-	[FMM_ALLOC_KERNEL_TOPDOWN] = "kernel",
-	[FMM_ALLOC_KERNEL_BOTTOMUP] = "kernel",
-	[FMM_ALLOC_LEGACY_FORCED] = "legacy",
-	[FMM_ALLOC_LEGACY_AUTO] = "auto",
-	[FMM_ALLOC_TOPDOWN_FORCED] = "flexible",
-	[FMM_ALLOC_TOPDOWN_AUTO] = "auto",
-};
+/* The MODE column: what chose the allocator. */
+static const char *fmm_mode_name(enum fmm_alloc a, enum fmm_reason why)
+{
+	if (a == FMM_ALLOC_OTHER)
+		return "other";
+	if (!fmm_alloc_is_module(a))
+		return "kernel";
+	if (why == FMM_REASON_AUTO)
+		return "auto";
+	return fmm_alloc_is_bottomup(a) ? "legacy" : "flexible";
+}
 
 static const char *const fmm_alloc_names[] = {
 	[FMM_ALLOC_OTHER] = "other",
 	[FMM_ALLOC_KERNEL_TOPDOWN] = FLEXMMAP_ALLOC_KERNEL_TOPDOWN,
 	[FMM_ALLOC_KERNEL_BOTTOMUP] = FLEXMMAP_ALLOC_KERNEL_BOTTOMUP,
-	[FMM_ALLOC_LEGACY_FORCED] = FLEXMMAP_ALLOC_MODULE_BOTTOMUP,
-	[FMM_ALLOC_LEGACY_AUTO] = FLEXMMAP_ALLOC_MODULE_BOTTOMUP,
-	[FMM_ALLOC_TOPDOWN_FORCED] = FLEXMMAP_ALLOC_MODULE_TOPDOWN,
-	[FMM_ALLOC_TOPDOWN_AUTO] = FLEXMMAP_ALLOC_MODULE_TOPDOWN,
+	[FMM_ALLOC_MODULE_BOTTOMUP] = FLEXMMAP_ALLOC_MODULE_BOTTOMUP,
+	[FMM_ALLOC_MODULE_TOPDOWN] = FLEXMMAP_ALLOC_MODULE_TOPDOWN,
 };
 
 /*
@@ -305,6 +306,7 @@ static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
 {
 	struct task_struct *found = fmm_get_task_mm_thread(p);
 	char comm[TASK_COMM_LEN];
+	enum fmm_reason why = FMM_REASON_NONE;
 	enum fmm_alloc a = FMM_ALLOC_OTHER;
 	bool has_mm = false, access = false;
 	int nx = 0;
@@ -323,6 +325,7 @@ static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
 		has_mm = found->mm;
 		if (has_mm) {
 			a = fmm_mm_alloc(found->mm);
+			why = fmm_mm_reason(found->mm);
 			nx = fmm_mm_nx(found->mm);
 		}
 		strscpy(comm, found->comm, sizeof(comm));
@@ -334,7 +337,7 @@ static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
 		return;
 
 	if (access)
-		seq_printf(m, "%d %s %s nx=%d ", nr, fmm_mode_names[a],
+		seq_printf(m, "%d %s %s nx=%d ", nr, fmm_mode_name(a, why),
 			   fmm_alloc_names[a], nx);
 	else
 		seq_printf(m, "%d - - - ", nr);

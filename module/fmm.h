@@ -2,19 +2,22 @@
 /*
  * flexmmap: declarations shared between the module's files.
  *
- * main.c    init and exit, in the one safe order
+ * main.c    init and exit, in the one safe order (struct fmm_backend)
+ * the backend: one record and one set of layout hooks, picked by Kbuild
+ *   record-ptr.c   6.1: mm->get_unmapped_area, and three mm->flags bits
+ *   record-hook.c  6.1 with patches/: mm->mmap_layout
+ *   record-mmf.c   6.10+ (Debian 13's 6.12): high bits of mm->flags
+ *   layout-kprobe.c 6.1: kprobes: exec, fork, exit, mm_init, hugetlb
+ *   layout-hook.c  6.1 with patches/: mmap_layout_register()
+ *   layout-ftrace.c 6.10+: an ftrace redirect, kprobes on exec and fork
+ *   track.c        6.1 only: the set of mms on our allocators, the drain
+ * compat.h  the kernel-version switches, the only place that tests the version
  * probe.c   kprobe tables: install all or nothing, remove, missed_ counters
  * stats.c   the counters of /proc/flexmmap/stats
- * kprobes.c the layout hooks on a stock 6.1 kernel, and the unload sequence
- * hook.c    the same through the mmap layout hook of a patched 6.1 kernel
- * redirect.c the same on 6.10+ (Debian 13's 6.12): an ftrace redirect
- * kapi.c    the record of each mm: its allocator and NX mode, per variant
- * kapi.h    the kernel-version switches, the only place that tests the version
  * ksyms.c   kallsyms look-ups of what the kernel does not export
- * arch-x86.c bases, task sizes, hints and alignment: what a port replaces
+ * arch-x86.c bases, task sizes, hints, alignment, arguments: what a port replaces
  * policy.c  which layout an exec gets, and the bases it starts from
  * alloc.c   the bottom-up and top-down allocators, hugetlb placement
- * track.c   the set of mms on our allocators; fork, exit and unload (6.1)
  * nx.c      the NX policy, vm.flexmmap_nx, and its W^X hooks
  * control.c sysctls, module parameters and /proc/flexmmap
  */
@@ -24,7 +27,7 @@
 #include <linux/mm_types.h>
 #include <linux/kprobes.h>
 #include <linux/atomic.h>
-#include "kapi.h"
+#include "compat.h"
 
 struct seq_file;
 struct va_alignment;
@@ -34,47 +37,53 @@ struct ctl_table_header;
 
 /*
  * A kernel built with patches/ has CONFIG_MMAP_LAYOUT: the exec hook and a
- * kernel-resident trampoline replace every layout kprobe (hook.c instead of
- * kprobes.c and track.c).  Everything above the hook is the same code.
+ * kernel-resident trampoline replace every layout kprobe (record-hook.c and
+ * layout-hook.c instead of record-ptr.c, layout-kprobe.c and track.c).
+ * Everything above the hook is the same code.
  */
 #ifdef CONFIG_MMAP_LAYOUT
 #define FMM_HAVE_LAYOUT_HOOK
 #endif
 
 /**
- * enum fmm_alloc - which allocator an mm is on
+ * enum fmm_alloc - which allocator an mm is on: whose, and which direction
  * @FMM_ALLOC_OTHER: something we do not know (another module, say)
  * @FMM_ALLOC_KERNEL_TOPDOWN: arch_get_unmapped_area_topdown
  * @FMM_ALLOC_KERNEL_BOTTOMUP: arch_get_unmapped_area
- * @FMM_ALLOC_LEGACY_FORCED: ours, bottom-up, chosen by layout 1
- * @FMM_ALLOC_LEGACY_AUTO: ours, bottom-up, chosen by the 2004 policy
- * @FMM_ALLOC_TOPDOWN_FORCED: ours, top-down, chosen by layout 2
- * @FMM_ALLOC_TOPDOWN_AUTO: ours, top-down, chosen by the 2004 policy
- *
- * On 6.1 the mm records the mode applied at exec in the pointer itself:
- * each (direction, reason) pair has its own entry point, so no per-mm
- * storage is needed to answer "what did the module do to this process".
- * On 6.10+ the same value is kept in mm->flags (kapi.c).
+ * @FMM_ALLOC_MODULE_BOTTOMUP: ours, bottom-up (the legacy layout)
+ * @FMM_ALLOC_MODULE_TOPDOWN: ours, top-down (the flexible layout)
  */
 enum fmm_alloc {
 	FMM_ALLOC_OTHER,
 	FMM_ALLOC_KERNEL_TOPDOWN,
 	FMM_ALLOC_KERNEL_BOTTOMUP,
-	FMM_ALLOC_LEGACY_FORCED,
-	FMM_ALLOC_LEGACY_AUTO,
-	FMM_ALLOC_TOPDOWN_FORCED,
-	FMM_ALLOC_TOPDOWN_AUTO,
+	FMM_ALLOC_MODULE_BOTTOMUP,
+	FMM_ALLOC_MODULE_TOPDOWN,
+};
+
+/**
+ * enum fmm_reason - why the module put an mm on one of its allocators
+ * @FMM_REASON_NONE: it did not (the mm is on the kernel's, or another's)
+ * @FMM_REASON_FORCED: vm.flexmmap_layout 1 or 2, or a retarget
+ * @FMM_REASON_AUTO: the 2004 policy of vm.flexmmap_layout 3
+ *
+ * Kept in the mm's record beside the allocator (/proc/flexmmap/tasks
+ * shows it); it changes nothing about where mappings go.
+ */
+enum fmm_reason {
+	FMM_REASON_NONE,
+	FMM_REASON_FORCED,
+	FMM_REASON_AUTO,
 };
 
 static inline bool fmm_alloc_is_module(enum fmm_alloc a)
 {
-	return a >= FMM_ALLOC_LEGACY_FORCED;
+	return a >= FMM_ALLOC_MODULE_BOTTOMUP;
 }
 
 static inline bool fmm_alloc_is_bottomup(enum fmm_alloc a)
 {
-	return a == FMM_ALLOC_KERNEL_BOTTOMUP || a == FMM_ALLOC_LEGACY_FORCED ||
-	       a == FMM_ALLOC_LEGACY_AUTO;
+	return a == FMM_ALLOC_KERNEL_BOTTOMUP || a == FMM_ALLOC_MODULE_BOTTOMUP;
 }
 
 /* The kernel's allocator with the same direction as @a. */
@@ -82,6 +91,12 @@ static inline enum fmm_alloc fmm_kernel_of(enum fmm_alloc a)
 {
 	return fmm_alloc_is_bottomup(a) ? FMM_ALLOC_KERNEL_BOTTOMUP :
 					  FMM_ALLOC_KERNEL_TOPDOWN;
+}
+
+/* The module's allocator of a direction. */
+static inline enum fmm_alloc fmm_module_alloc(bool bottomup)
+{
+	return bottomup ? FMM_ALLOC_MODULE_BOTTOMUP : FMM_ALLOC_MODULE_TOPDOWN;
 }
 
 /**
@@ -159,7 +174,7 @@ unsigned long fmm_mmap_min_addr(void);
 const struct va_alignment *fmm_va_align(void);
 bool fmm_ptrace_may_access(struct task_struct *task, unsigned int mode);
 
-/* arch-x86.c: bases, task sizes, hints, alignment */
+/* arch-x86.c: bases, task sizes, hints, alignment, probe arguments */
 unsigned long fmm_align_mask(void);
 unsigned long fmm_align_bits(void);
 bool fmm_hint_valid(unsigned long addr, unsigned long len);
@@ -173,40 +188,44 @@ void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
 			   const struct rlimit *rlim_stack, bool randomize,
 			   unsigned int personality);
 bool fmm_mm_copy_bases(struct mm_struct *newmm, struct mm_struct *oldmm);
+void fmm_regs_set_argument(struct pt_regs *regs, unsigned int n,
+			   unsigned long val);
 
-/* kapi.c: the record of each mm (allocator, NX mode), per kernel variant */
-int fmm_kapi_init(void);
+/*
+ * The backend's record of each mm (record-ptr.c, record-hook.c or
+ * record-mmf.c): its allocator, why, and the NX mode of its exec.  It calls
+ * nothing above it but the allocators' addresses (alloc.c) and ksyms.c.
+ */
+int fmm_record_init(void);
 enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm);
-void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a);
+enum fmm_reason fmm_mm_reason(struct mm_struct *mm);
+void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a,
+		      enum fmm_reason why);
 int fmm_mm_nx(struct mm_struct *mm);
 void fmm_mm_set_nx(struct mm_struct *mm, int mode);
-unsigned long fmm_mm_gua(struct file *filp, unsigned long addr,
-			 unsigned long len, unsigned long pgoff,
-			 unsigned long flags);
 void fmm_mm_exec_reset(struct mm_struct *mm);
-#ifdef FMM_KAPI_MMF
+#ifdef FMM_HAVE_LAYOUT_HOOK
+unsigned long fmm_mm_get_area(struct file *filp, unsigned long addr,
+			      unsigned long len, unsigned long pgoff,
+			      unsigned long flags);
+#endif
+#ifdef FMM_MMF_TOPDOWN
 bool fmm_mm_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 bool fmm_mm_redirected(struct mm_struct *mm);
-unsigned long fmm_kernel_gua_addr(bool topdown);
+unsigned long fmm_kernel_get_area_addr(bool topdown);
 #endif
 
 /* alloc.c */
-unsigned long fmm_gua_legacy_forced(struct file *filp, unsigned long addr,
+unsigned long fmm_get_area_bottomup(struct file *filp, unsigned long addr,
 				    unsigned long len, unsigned long pgoff,
 				    unsigned long flags);
-unsigned long fmm_gua_legacy_auto(struct file *filp, unsigned long addr,
-				  unsigned long len, unsigned long pgoff,
-				  unsigned long flags);
-unsigned long fmm_gua_topdown_forced(struct file *filp, unsigned long addr,
-				     unsigned long len, unsigned long pgoff,
-				     unsigned long flags);
-unsigned long fmm_gua_topdown_auto(struct file *filp, unsigned long addr,
+unsigned long fmm_get_area_topdown(struct file *filp, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
 				   unsigned long flags);
-unsigned long fmm_gua_vmflags(enum fmm_alloc a, struct file *filp,
-			      unsigned long addr, unsigned long len,
-			      unsigned long pgoff, unsigned long flags,
-			      vm_flags_t vm_flags);
+unsigned long fmm_get_area_vmflags(bool topdown, struct file *filp,
+				   unsigned long addr, unsigned long len,
+				   unsigned long pgoff, unsigned long flags,
+				   vm_flags_t vm_flags);
 unsigned long fmm_hugetlb_bottomup(struct file *file, unsigned long addr,
 				   unsigned long len, unsigned long pgoff,
 				   unsigned long flags);
@@ -220,13 +239,29 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack);
 int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs);
 int fmm_retarget(pid_t nr, int layout);
 
-/* kprobes.c on a stock 6.1 kernel, hook.c with the layout hook, redirect.c on 6.10+ */
-int fmm_layout_hooks_install(void);
-void fmm_layout_hooks_remove(void);
-void fmm_layout_hooks_show(struct seq_file *m);
+/**
+ * struct fmm_backend - how the module gets into this kernel (layout-*.c)
+ * @install: put the layout hooks in, all or nothing, exec's last
+ * @stop_exec: no exec reaches the module any more
+ * @quiesce: no mm is sent to module text any more (the W^X hooks are
+ *	gone by then); tasks may still be running in it
+ * @remove: the rest goes, once no task can be in module text
+ * @show: the hooks' lines of /proc/flexmmap/stats
+ *
+ * main.c calls them in the one unload order; each may be NULL.
+ */
+struct fmm_backend {
+	int (*install)(void);
+	void (*stop_exec)(void);
+	void (*quiesce)(void);
+	void (*remove)(void);
+	void (*show)(struct seq_file *m);
+};
+
+extern const struct fmm_backend fmm_backend;
 unsigned long fmm_track_count(void);
 
-#if defined(FMM_HAVE_LAYOUT_HOOK) || defined(FMM_KAPI_MMF)
+#if defined(FMM_HAVE_LAYOUT_HOOK) || defined(FMM_MMF_TOPDOWN)
 /*
  * No mm can point at our text once we are unregistered (the kernel's
  * trampoline with the layout hook; on 6.10+ no mm holds a pointer at all):
@@ -248,9 +283,7 @@ static inline bool fmm_track_del(struct mm_struct *mm)
 /* track.c */
 bool fmm_track_add(struct mm_struct *mm);
 bool fmm_track_del(struct mm_struct *mm);
-int fmm_mm_init_pre(struct kprobe *p, struct pt_regs *regs);
-int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs);
-int fmm_exit_pre(struct kprobe *p, struct pt_regs *regs);
+bool fmm_track_unloading(void);
 void fmm_track_begin_unload(void);
 void fmm_track_drain(void);
 #endif

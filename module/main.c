@@ -2,17 +2,19 @@
 /*
  * flexmmap: the 2004 flexible mmap layout as a loadable module.
  *
- * Loading it hooks the exec path (see policy.c), in one of three ways
- * that Kbuild picks per kernel:
- * - stock 6.1: kprobes (kprobes.c), which also track fork and exit
- *   (track.c) and redirect x86's hugetlb placement; a managed process's
- *   mmap()s reach the module's allocators (alloc.c) through the
- *   mm->get_unmapped_area pointer, which the module sets;
- * - 6.1 built with patches/: the kernel's mmap layout hook (hook.c), whose
- *   trampoline calls the module and survives its unload;
+ * Loading it hooks the exec path (see policy.c), through one of three
+ * backends that Kbuild picks per kernel, each a record of the layout of
+ * every mm and a set of layout hooks (struct fmm_backend):
+ * - stock 6.1: the mm's get_unmapped_area pointer (record-ptr.c), set to
+ *   the module's allocators (alloc.c) for the processes it manages, and
+ *   kprobes (layout-kprobe.c) on exec, fork, exit and hugetlb placement,
+ *   with the set of those mms (track.c) for unload to reset;
+ * - 6.1 built with patches/: the kernel's mmap layout hook
+ *   (layout-hook.c), whose trampoline calls the module and survives its
+ *   unload, with the record in mm->mmap_layout (record-hook.c);
  * - 6.10 and later (Debian 13's 6.12), which have no such pointer: an
- *   ftrace redirect of the kernel's two allocators (redirect.c), with the
- *   process's record in mm->flags (kapi.c).
+ *   ftrace redirect of the kernel's two allocators (layout-ftrace.c), with
+ *   the record in mm->flags (record-mmf.c).
  * mmap() itself is never hooked.
  *
  *	insmod flexmmap.ko [layout=0..3]
@@ -27,17 +29,33 @@
 #include "fmm.h"
 
 /*
- * The order is the safety argument.  Load: the W^X hooks (for nx=3), then
- * the layout hooks with fork and exit tracking before the exec hook, and
- * only then the control files, through which a retarget can put a running
- * process on our allocators.  So every hook that can see a module mm is in
- * place before any write can create one, and an init that fails has
- * published nothing: its error path undoes hooks that no user could reach
- * but exec.  Unload: the control files first (unregistering the sysctls and
- * removing the /proc files wait for handlers already running), then the
- * layout hooks' own unload sequence (kprobes.c, hook.c, redirect.c), which
- * also ends the W^X hooks and waits for every task to leave module text.
+ * The order is the safety argument, and it is written here once for every
+ * backend.  Load: the W^X hooks (for nx=3), then the backend's layout hooks
+ * (fork and exit tracking before the exec hook), and only then the control
+ * files, through which a retarget can put a running process on our
+ * allocators.  So every hook that can see a module mm is in place before
+ * any write can create one, and an init that fails has published nothing:
+ * its error path undoes hooks that no user could reach but exec.
+ *
+ * Unload: the control files first (unregistering the sysctls and removing
+ * the /proc files wait for handlers already running); no exec reaches us;
+ * no process is marked for W^X or enters the W^X hooks; no mm is sent to
+ * module text (the backend's quiesce); one RCU-tasks grace period, after
+ * which no task is in module text (no allocator, hugetlb redirect or deny
+ * stub sleeps voluntarily: track.c); and only then the rest of the hooks.
  */
+static void fmm_unhook(void)
+{
+	if (fmm_backend.stop_exec)
+		fmm_backend.stop_exec();
+	fmm_nx_exit();
+	if (fmm_backend.quiesce)
+		fmm_backend.quiesce();
+	synchronize_rcu_tasks();
+	if (fmm_backend.remove)
+		fmm_backend.remove();
+}
+
 static int __init fmm_init(void)
 {
 	int ret;
@@ -45,25 +63,25 @@ static int __init fmm_init(void)
 	ret = fmm_ksyms_init();
 	if (ret)
 		return ret;
-	ret = fmm_kapi_init();
+	ret = fmm_record_init();
 	if (ret)
 		return ret;
 	ret = fmm_nx_init();
 	if (ret)
 		return ret;
-	ret = fmm_layout_hooks_install();
+	ret = fmm_backend.install();
 	if (ret)
 		goto out_nx_exit;
 	ret = fmm_control_init();
 	if (ret)
-		goto out_hooks_remove;
+		goto out_unhook;
 	pr_info("loaded, layout %d, nx %d\n", READ_ONCE(fmm_layout),
 		READ_ONCE(fmm_nx));
 	return 0;
 
-out_hooks_remove:
+out_unhook:
 	/* Execs may already be on our allocators: the full unload sequence. */
-	fmm_layout_hooks_remove();
+	fmm_unhook();
 	return ret;
 out_nx_exit:
 	fmm_nx_exit();
@@ -75,7 +93,7 @@ out_nx_exit:
 static void __exit fmm_exit(void)
 {
 	fmm_control_exit();
-	fmm_layout_hooks_remove();
+	fmm_unhook();
 	pr_info("unloaded\n");
 }
 

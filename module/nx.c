@@ -17,7 +17,7 @@
  * changing the personality and the executable_stack argument there decides
  * both.
  *
- * Mode 3 marks the mm (kapi.c: exec clears the mark, fork copies it) and
+ * Mode 3 marks the mm (record-*.c: exec clears the mark, fork copies it) and
  * arms more probes, only while mode 3 is on: security_mmap_file(),
  * security_file_mprotect(), personality() (64- and 32-bit),
  * security_shm_shmat(), userfaultfd's page fills, access_remote_vm()

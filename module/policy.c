@@ -4,7 +4,8 @@
  *
  * fmm_exec() decides, at the start of setup_arg_pages(bprm, stack_top,
  * executable_stack): called by a kprobe pre-handler there on a stock kernel
- * (kprobes.c), by the kernel itself with the layout hook (hook.c).  It runs
+ * (layout-kprobe.c, layout-ftrace.c), by the kernel itself with the layout
+ * hook (layout-hook.c).  It runs
  * after arch_pick_mmap_layout() has set the kernel's own choice and bases,
  * knows from executable_stack whether the binary has a PT_GNU_STACK header
  * (EXSTACK_DEFAULT: it has none), and runs before the image and the
@@ -64,6 +65,7 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 	int layout = READ_ONCE(fmm_layout);
 	int asked = *executable_stack;
 	enum fmm_alloc kernel, want;
+	enum fmm_reason why = FMM_REASON_FORCED;
 
 	/* On 6.10+ the record of the previous image survives exec. */
 	if (mm)
@@ -84,10 +86,10 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 
 	switch (layout) {
 	case FLEXMMAP_LAYOUT_LEGACY:
-		want = FMM_ALLOC_LEGACY_FORCED;
+		want = FMM_ALLOC_MODULE_BOTTOMUP;
 		break;
 	case FLEXMMAP_LAYOUT_FLEXIBLE:
-		want = FMM_ALLOC_TOPDOWN_FORCED;
+		want = FMM_ALLOC_MODULE_TOPDOWN;
 		break;
 	default:
 		/*
@@ -95,11 +97,9 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 		 * process has ADDR_COMPAT_LAYOUT or vm.legacy_va_layout is 1;
 		 * a binary without PT_GNU_STACK predates the flexible layout.
 		 */
-		if (kernel == FMM_ALLOC_KERNEL_BOTTOMUP ||
-		    asked == EXSTACK_DEFAULT)
-			want = FMM_ALLOC_LEGACY_AUTO;
-		else
-			want = FMM_ALLOC_TOPDOWN_AUTO;
+		want = fmm_module_alloc(kernel == FMM_ALLOC_KERNEL_BOTTOMUP ||
+					asked == EXSTACK_DEFAULT);
+		why = FMM_REASON_AUTO;
 		break;
 	}
 
@@ -114,7 +114,7 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 		fmm_mm_set_bases(mm, fmm_alloc_is_bottomup(want),
 				 kernel == FMM_ALLOC_KERNEL_BOTTOMUP,
 				 &bprm->rlim_stack);
-		fmm_mm_set_alloc(mm, want);
+		fmm_mm_set_alloc(mm, want, why);
 	}
 	spin_unlock(&fmm_layout_lock);
 	if (fmm_alloc_is_bottomup(want))
@@ -127,7 +127,7 @@ NOKPROBE_SYMBOL(fmm_exec);
 
 /*
  * The kprobe pre-handler on setup_arg_pages(bprm, stack_top,
- * executable_stack) of a stock kernel (kprobes.c, redirect.c).
+ * executable_stack) of a stock kernel (layout-kprobe.c, layout-ftrace.c).
  */
 int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 {
@@ -138,7 +138,7 @@ int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 	fmm_exec(bprm, &executable_stack);
 	/* The NX policy may refuse what the binary asked: the third argument. */
 	if (executable_stack != asked)
-		regs->dx = executable_stack;
+		fmm_regs_set_argument(regs, 2, executable_stack);
 	return 0;
 }
 
@@ -187,6 +187,7 @@ int fmm_retarget(pid_t nr, int layout)
 {
 	struct task_struct *task;
 	struct rlimit rlim = {};
+	enum fmm_reason why = FMM_REASON_NONE;
 	enum fmm_alloc cur, want;
 	struct mm_struct *mm;
 	struct pid *pid;
@@ -230,9 +231,8 @@ int fmm_retarget(pid_t nr, int layout)
 	if (layout == FLEXMMAP_LAYOUT_KERNEL) {
 		want = fmm_kernel_of(cur);
 	} else {
-		want = layout == FLEXMMAP_LAYOUT_LEGACY ?
-			       FMM_ALLOC_LEGACY_FORCED :
-			       FMM_ALLOC_TOPDOWN_FORCED;
+		want = fmm_module_alloc(layout == FLEXMMAP_LAYOUT_LEGACY);
+		why = FMM_REASON_FORCED;
 		/* Unload must find it: track it before pointing it at us. */
 		if (!fmm_alloc_is_module(cur) && !fmm_track_add(mm)) {
 			ret = -ENOMEM;
@@ -241,7 +241,7 @@ int fmm_retarget(pid_t nr, int layout)
 		fmm_mm_retarget_bases(mm, fmm_alloc_is_bottomup(want), &rlim,
 				      randomize, personality);
 	}
-	fmm_mm_set_alloc(mm, want);
+	fmm_mm_set_alloc(mm, want, why);
 	/* Only once it no longer points at us may it leave the set. */
 	if (fmm_alloc_is_module(cur) && !fmm_alloc_is_module(want))
 		fmm_track_del(mm);

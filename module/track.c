@@ -7,20 +7,12 @@
  * what unload walks: it covers zombie leaders, threads and children not yet
  * on the task list alike.
  *
- * Fork: dup_mm() memcpy()s the parent's mm, pointer and bases included,
- * with no lock, calls mm_init() at once, and only later, in dup_mmap() under
- * the parent's mmap write lock, calls uprobe_dup_mmap(oldmm, newmm).
- *  - mm_init() (fmm_mm_init_pre()): a child that copied a module pointer
- *    goes back on the kernel's allocator of that direction.  Nothing can
- *    reach the child yet, so no lock; nothing is counted, so a fork that
- *    fails after this point (a memcg-accounted pgd, a killed dup_mmap())
- *    frees an mm that points at kernel text and leaves nothing behind.
- *  - uprobe_dup_mmap() (fmm_dup_pre(), the parent locked): the child takes
- *    the parent's allocator and bases as they are now, and joins the set
- *    first; once unload has begun it keeps the kernel's allocator.
+ * Fork, exit and mm_init() reach the set through the probes of
+ * layout-kprobe.c, which also explains how a child is brought in line.
  *
- * Unload (kprobes.c calls these in order, once the control files and the
- * exec hook are gone, so no exec and no retarget can add an mm):
+ * Unload (main.c, through layout-kprobe.c, calls these in order, once the
+ * control files and the exec hook are gone, so no exec and no retarget can
+ * add an mm):
  *  1. fmm_track_begin_unload(): the flag, then synchronize_rcu(): probe
  *     handlers run with preemption off, so every later one sees the flag
  *     and every earlier one has finished (its mm is in the set).
@@ -30,23 +22,24 @@
  *     its own mmap lock for ever (a fault on a FUSE file that never
  *     answers, inside access_remote_vm()) does not hold rmmod.  A task may
  *     still be running our code: it read the old pointer just before.
- *  3. synchronize_rcu_tasks(): every caller of mm->get_unmapped_area reads
- *     the pointer and calls it with no voluntary sleep in between (6.1's
- *     get_unmapped_area(), shmem_get_unmapped_area(),
- *     thp_get_unmapped_area()), our allocators never sleep, nor does the
- *     hugetlb redirect (kprobes.c) or the W^X deny stubs, and dup_mm() has
- *     none between its memcpy() and mm_init().  So once every task has
+ *  3. synchronize_rcu_tasks(), in main.c: every caller of
+ *     mm->get_unmapped_area reads the pointer and calls it with no
+ *     voluntary sleep in between (6.1's get_unmapped_area(),
+ *     shmem_get_unmapped_area(), thp_get_unmapped_area()), our allocators
+ *     never sleep, nor does the hugetlb redirect (layout-kprobe.c) or the
+ *     W^X deny stubs, and dup_mm() has none between its memcpy() and
+ *     mm_init().  So once every task has
  *     passed a voluntary context switch, none is in module text or about
  *     to jump there, and no unfixed child is left.  Tasks asleep (in D
  *     state included) count as having switched: the wait is bounded by
  *     the longest run of module code, not by what users do.
- *  4. The probes go (kprobes.c).
+ *  4. The probes go (layout-kprobe.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
 #include <linux/hashtable.h>
-#include <linux/kprobes.h>
+#include <linux/rcupdate.h>
 #include <linux/mm.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -126,67 +119,11 @@ unsigned long fmm_track_count(void)
 	return READ_ONCE(fmm_mms_count);
 }
 
-/*
- * mm_init(mm, owner, user_ns): the child of dup_mm(), just memcpy()d, or
- * a new mm of exec (its pointer is NULL).  Put a copied module pointer back
- * on the kernel's allocator of its direction; fmm_dup_pre() decides.
- */
-int fmm_mm_init_pre(struct kprobe *p, struct pt_regs *regs)
+/* Has unload begun?  A fork that could not join the set is no fallback. */
+bool fmm_track_unloading(void)
 {
-	struct mm_struct *mm = (void *)regs_get_kernel_argument(regs, 0);
-	enum fmm_alloc a = fmm_mm_alloc(mm);
-
-	if (fmm_alloc_is_module(a))
-		fmm_mm_set_alloc(mm, fmm_kernel_of(a));
-	return 0;
+	return READ_ONCE(fmm_unloading);
 }
-
-NOKPROBE_SYMBOL(fmm_mm_init_pre);
-
-/*
- * uprobe_dup_mmap(oldmm, newmm), called with oldmm's mmap lock held for
- * writing, before the child can run: the child follows its parent now.
- */
-int fmm_dup_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct mm_struct *oldmm = (void *)regs_get_kernel_argument(regs, 0);
-	struct mm_struct *newmm = (void *)regs_get_kernel_argument(regs, 1);
-	enum fmm_alloc parent = fmm_mm_alloc(oldmm);
-	enum fmm_alloc want = parent;
-	bool changed;
-
-	fmm_nx_fork(oldmm, newmm);
-	if (parent == FMM_ALLOC_OTHER) {
-		WRITE_ONCE(newmm->get_unmapped_area,
-			   READ_ONCE(oldmm->get_unmapped_area));
-		return 0;
-	}
-	/* A retarget may have changed the parent's bases since the memcpy(). */
-	changed = fmm_mm_copy_bases(newmm, oldmm);
-	/* Unload must find it: in the set before it points at us. */
-	if (fmm_alloc_is_module(parent) && !fmm_track_add(newmm)) {
-		want = fmm_kernel_of(parent);
-		if (!READ_ONCE(fmm_unloading))
-			atomic_long_inc(&fmm_stats.fallback);
-	}
-	fmm_mm_set_alloc(newmm, want);
-	if (changed)
-		atomic_long_inc(&fmm_stats.fork_fixup);
-	else if (fmm_alloc_is_module(want))
-		atomic_long_inc(&fmm_stats.fork_inherit);
-	return 0;
-}
-
-NOKPROBE_SYMBOL(fmm_dup_pre);
-
-/* exit_mmap(mm): the mm is going away. */
-int fmm_exit_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	fmm_track_del((void *)regs_get_kernel_argument(regs, 0));
-	return 0;
-}
-
-NOKPROBE_SYMBOL(fmm_exit_pre);
 
 /*
  * From now on no mm joins the set and every child that copied a module
@@ -202,8 +139,8 @@ void fmm_track_begin_unload(void)
 
 /*
  * Put every tracked mm back on the kernel's allocator, without its mmap
- * lock (see the top of this file), then wait until no task can be in
- * module text.  Bounded: it waits for no user's lock.  An mm in the set
+ * lock (see the top of this file); main.c then waits until no task can be
+ * in module text.  Bounded: it waits for no user's lock.  An mm in the set
  * is alive (exit_mmap() takes it out, under the set's lock, before the mm
  * can be freed), so the walk needs no reference.
  */
@@ -219,14 +156,14 @@ void fmm_track_drain(void)
 	hash_for_each_safe(fmm_mms, bkt, tmp, e, node) {
 		a = fmm_mm_alloc(e->mm);
 		if (fmm_alloc_is_module(a))
-			fmm_mm_set_alloc(e->mm, fmm_kernel_of(a));
+			fmm_mm_set_alloc(e->mm, fmm_kernel_of(a),
+					 FMM_REASON_NONE);
 		hash_del(&e->node);
 		kfree(e);
 		reset++;
 	}
 	fmm_mms_count = 0;
 	spin_unlock_irqrestore(&fmm_mms_lock, flags);
-	synchronize_rcu_tasks();
 	if (reset)
 		pr_info("%lu process(es) put back on the kernel's allocators\n",
 			reset);

@@ -1,18 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * flexmmap: the kernel-version switches.  This header and kapi.c are the
- * only places that test LINUX_VERSION_CODE; everything else asks them.
+ * flexmmap: the shape of the kernel's API, per version.  This header is the
+ * only C file that tests LINUX_VERSION_CODE (Kbuild picks the backend's
+ * files with the same test); everything else asks it.
  *
- * FMM_KAPI_PTR	6.1 (Debian 12): struct mm_struct has a get_unmapped_area
- *		pointer; the module points module mms at its allocators
- *		(kprobes.c and track.c, or hook.c with patches/).
- * FMM_KAPI_MMF	6.10 and later (Debian 13's 6.12): the pointer is gone, the
- *		kernel tests MMF_TOPDOWN; the module keeps its record in
- *		mm->flags and redirects the kernel's two allocators for
- *		module mms with ftrace (redirect.c).
+ * FMM_MMF_TOPDOWN	6.10 and later (Debian 13's 6.12): struct mm_struct has
+ *			no get_unmapped_area pointer any more, the kernel
+ *			picks its allocator with MMF_TOPDOWN (record-mmf.c,
+ *			layout-ftrace.c).  Without it, 6.1 (Debian 12):
+ *			record-ptr.c and layout-kprobe.c, or record-hook.c and
+ *			layout-hook.c with patches/.
  */
-#ifndef _FMM_KAPI_H
-#define _FMM_KAPI_H
+#ifndef _FMM_COMPAT_H
+#define _FMM_COMPAT_H
 
 #include <linux/version.h>
 #include <linux/mman.h>
@@ -21,15 +21,13 @@
 #include <linux/sysctl.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
-#define FMM_KAPI_MMF
-#else
-#define FMM_KAPI_PTR
+#define FMM_MMF_TOPDOWN
 #endif
 
 /*
  * Since 6.11 sysctl handlers take a const table, and register_sysctl()
  * sizes the table with ARRAY_SIZE() and rejects an empty entry, such as
- * the empty last entry that 6.1 needs: count without it (kapi.c).
+ * the empty last entry that 6.1 needs: count without it.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 11, 0)
 #define FMM_CTL_CONST const
@@ -60,7 +58,7 @@ fmm_register_vm_sysctls(struct ctl_table *table, size_t n)
  * dst_mm, dst_pte, dst_vma, ...); 6.12 dropped the mm argument and renamed
  * the hugetlb one hugetlb_mfill_atomic_pte(dst_pte, dst_vma, ...).
  */
-#ifdef FMM_KAPI_MMF
+#ifdef FMM_MMF_TOPDOWN
 #define FMM_UFFD_VMA_ARG 1
 #define FMM_UFFD_HUGETLB_FILL "hugetlb_mfill_atomic_pte"
 #else
@@ -73,7 +71,7 @@ fmm_register_vm_sysctls(struct ctl_table *table, size_t n)
  * function: its entry, 6.1's mfill_zeropage(dst_mm, start, len, ...) or
  * 6.12's mfill_atomic_zeropage(ctx, start, len), whose ctx knows the mm.
  */
-#ifdef FMM_KAPI_MMF
+#ifdef FMM_MMF_TOPDOWN
 #define FMM_UFFD_ZEROPAGE "mfill_atomic_zeropage"
 #ifdef CONFIG_USERFAULTFD
 #include <linux/userfaultfd_k.h>
@@ -92,13 +90,12 @@ static inline struct mm_struct *fmm_uffd_zeropage_mm(struct pt_regs *regs)
 }
 #endif
 
-/* 6.1 has neither: both are then flags no mapping carries. */
 /*
  * 6.1's mmap_write_trylock() is gone from 6.12 (no caller was left): do
  * what 6.12's mmap_write_lock() does, with a trylock (the retarget's
  * bounded wait, policy.c).
  */
-#ifdef FMM_KAPI_MMF
+#ifdef FMM_MMF_TOPDOWN
 static inline bool fmm_mmap_write_trylock(struct mm_struct *mm)
 {
 	__mmap_lock_trace_start_locking(mm, true);
@@ -114,6 +111,7 @@ static inline bool fmm_mmap_write_trylock(struct mm_struct *mm)
 #define fmm_mmap_write_trylock mmap_write_trylock
 #endif
 
+/* 6.1 has neither: both are then flags no mapping carries. */
 #ifndef MAP_ABOVE4G
 #define MAP_ABOVE4G 0
 #endif
@@ -121,4 +119,4 @@ static inline bool fmm_mmap_write_trylock(struct mm_struct *mm)
 #define VM_SHADOW_STACK VM_NONE
 #endif
 
-#endif /* _FMM_KAPI_H */
+#endif /* _FMM_COMPAT_H */

@@ -6,9 +6,9 @@
  * mremap, shmem, THP, the vDSO, drivers) ends in
  * arch_get_unmapped_area_topdown() or arch_get_unmapped_area(), chosen by
  * MMF_TOPDOWN.  One ftrace ops with IPMODIFY on both, as livepatch does it,
- * sends the calls made for a module mm to fmm_gua_redirect(); every other
+ * sends the calls made for a module mm to fmm_get_area_redirect(); every other
  * process runs the kernel's functions.  The mm's record is in mm->flags
- * (kapi.c), and MMF_TOPDOWN follows the module's direction, so the kernel
+ * (record-mmf.c), and MMF_TOPDOWN follows the module's direction, so the kernel
  * places huge pages (and any call the redirect misses) in that direction
  * from the module's bases.  setup_arg_pages() gives policy.c each exec
  * (fmm_exec_pre()); uprobe_dup_mmap() lets a child take its parent's record
@@ -32,21 +32,25 @@
  * Where the kernel's allocator resumes for a module mm: same arguments,
  * same return address, so it returns straight to the kernel's caller.
  */
-static unsigned long fmm_gua_redirect(struct file *filp, unsigned long addr,
-				      unsigned long len, unsigned long pgoff,
-				      unsigned long flags, vm_flags_t vm_flags)
+static unsigned long
+fmm_get_area_redirect(struct file *filp, unsigned long addr, unsigned long len,
+		      unsigned long pgoff, unsigned long flags,
+		      vm_flags_t vm_flags)
 {
-	return fmm_gua_vmflags(fmm_mm_alloc(current->mm), filp, addr, len,
-			       pgoff, flags, vm_flags);
+	bool bottomup = fmm_alloc_is_bottomup(fmm_mm_alloc(current->mm));
+
+	return fmm_get_area_vmflags(!bottomup, filp, addr, len, pgoff, flags,
+				    vm_flags);
 }
 
-static const unsigned long fmm_redirect_ip = (unsigned long)fmm_gua_redirect;
+static const unsigned long fmm_redirect_ip =
+	(unsigned long)fmm_get_area_redirect;
 
 /*
  * Called from ftrace at the entry of the kernel's two allocators, for
  * every placement of every process, so it does as little as it can.  It
  * calls nothing that ftrace or kprobes can hook (the record test is
- * notrace and NOKPROBE, kapi.c) and never reaches an allocator, so it
+ * notrace and NOKPROBE, record-mmf.c) and never reaches an allocator, so it
  * cannot recurse and needs no recursion guard.
  */
 static void notrace fmm_ftrace_handler(unsigned long ip,
@@ -75,7 +79,7 @@ static int fmm_redirect_install(void)
 
 	for (i = 0; i < 2; i++) {
 		ret = ftrace_set_filter_ip(&fmm_ftrace_ops,
-					   fmm_kernel_gua_addr(i), 0, 0);
+					   fmm_kernel_get_area_addr(i), 0, 0);
 		if (ret) {
 			pr_err("cannot filter ftrace on the kernel's %s allocator (%d)\n",
 			       i ? "top-down" : "bottom-up", ret);
@@ -127,7 +131,7 @@ static struct fmm_hook fmm_hooks[] = {
 
 #define FMM_EXEC_HOOK (&fmm_hooks[ARRAY_SIZE(fmm_hooks) - 1])
 
-int fmm_layout_hooks_install(void)
+static int fmm_ftrace_install(void)
 {
 	int ret = fmm_redirect_install();
 
@@ -139,23 +143,33 @@ int fmm_layout_hooks_install(void)
 	return ret;
 }
 
-/*
- * No new module mm from exec; then no task may enter module text: not the
- * W^X deny stub, not the redirected allocator.  Neither sleeps voluntarily
- * (the allocator runs under the caller's mmap lock and takes no other), so
- * the RCU-tasks grace period ends only once every task has left them.
- */
-void fmm_layout_hooks_remove(void)
+static void fmm_ftrace_stop_exec(void)
 {
 	fmm_hooks_uninstall(FMM_EXEC_HOOK, 1);
-	fmm_nx_exit();
-	fmm_redirect_remove();
-	fmm_hooks_uninstall(fmm_hooks, ARRAY_SIZE(fmm_hooks));
-	synchronize_rcu_tasks();
 }
 
-void fmm_layout_hooks_show(struct seq_file *m)
+static void fmm_ftrace_remove(void)
+{
+	fmm_hooks_uninstall(fmm_hooks, ARRAY_SIZE(fmm_hooks));
+}
+
+static void fmm_ftrace_show(struct seq_file *m)
 {
 	seq_puts(m, "layout_hook ftrace_redirect\n");
 	fmm_hooks_show_missed(m, fmm_hooks, ARRAY_SIZE(fmm_hooks));
 }
+
+/*
+ * Unload (main.c): no new module mm from exec; the redirect goes, so no
+ * task enters the redirected allocator any more; main.c then waits until
+ * none is left in it (it neither sleeps voluntarily nor takes a lock
+ * beyond the caller's mmap lock) or in a W^X deny stub; then the fork
+ * probe goes.  No mm holds a pointer at us: nothing to walk.
+ */
+const struct fmm_backend fmm_backend = {
+	.install = fmm_ftrace_install,
+	.stop_exec = fmm_ftrace_stop_exec,
+	.quiesce = fmm_redirect_remove,
+	.remove = fmm_ftrace_remove,
+	.show = fmm_ftrace_show,
+};

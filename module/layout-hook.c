@@ -6,7 +6,7 @@
  * setup_arg_pages(), where the policy runs unchanged, and an mm put on one
  * of our allocators points at the kernel's trampoline,
  * mmap_layout_get_unmapped_area(), which pins this module around each call
- * into fmm_mm_gua() and falls back to the kernel's allocator of the mm's
+ * into fmm_mm_get_area() (record-hook.c) and falls back to the kernel's allocator of the mm's
  * direction once we are unregistered.  The kernel places huge pages in
  * that direction too.  So none of the kprobes of kprobes.c are needed, and
  * nothing of track.c: no mm can be left pointing at our text, forked or
@@ -17,19 +17,16 @@
 #include <linux/kernel.h>
 #include <linux/mmap_layout.h>
 #include <linux/module.h>
-#include <linux/rcupdate.h>
-#include <linux/sched/signal.h>
-#include <linux/sched/task.h>
 #include <linux/seq_file.h>
 #include "fmm.h"
 
 static const struct mmap_layout_ops fmm_layout_ops = {
 	.owner = THIS_MODULE,
 	.exec = fmm_exec,
-	.get_unmapped_area = fmm_mm_gua,
+	.get_unmapped_area = fmm_mm_get_area,
 };
 
-int fmm_layout_hooks_install(void)
+static int fmm_hook_install(void)
 {
 	int ret = mmap_layout_register(&fmm_layout_ops);
 
@@ -39,20 +36,25 @@ int fmm_layout_hooks_install(void)
 	return ret;
 }
 
-void fmm_layout_hooks_remove(void)
+/*
+ * Once unregistered, the kernel calls us no more, at exec or through the
+ * trampoline, which pins the module around each call.  main.c still waits
+ * for tasks in a W^X deny stub (module text) before the module goes.
+ */
+static void fmm_hook_stop_exec(void)
 {
 	mmap_layout_unregister(&fmm_layout_ops);
-	/*
-	 * The W^X probes may have sent a task to their deny stub, which is
-	 * module text: wait until no task can be in it.
-	 */
-	fmm_nx_exit();
-	synchronize_rcu_tasks();
 }
 
-void fmm_layout_hooks_show(struct seq_file *m)
+static void fmm_hook_show(struct seq_file *m)
 {
 	seq_puts(m, "layout_hook mmap_layout\n");
 	/* A call from setup_arg_pages() cannot be missed, unlike a probe hit. */
 	seq_puts(m, "missed_setup_arg_pages 0\n");
 }
+
+const struct fmm_backend fmm_backend = {
+	.install = fmm_hook_install,
+	.stop_exec = fmm_hook_stop_exec,
+	.show = fmm_hook_show,
+};
