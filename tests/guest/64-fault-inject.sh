@@ -17,7 +17,7 @@
 # suspect (a report an injected failure itself causes, the allocation
 # failure warning with its stack, is set aside).  The stock kernel has no
 # fail-nth: skipped there, as 05 and 95 are.  The source kernel's mmap
-# layout hook has no set of tracked mms (hook.c): the module allocates
+# layout hook has no set of tracked mms (layout-hook.c): the module allocates
 # nothing of its own after insmod, so its allocations are the ones of
 # loading and of the sysctl write.  5-8 minutes under TCG on the debug
 # kernel (281 s measured last; 422 and 466 s before the programs moved to
