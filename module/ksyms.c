@@ -52,22 +52,6 @@ int fmm_ksym(const char *name, unsigned long *addr)
 	return 0;
 }
 
-/* What every variant looks up. */
-static int fmm_ksyms_lookup_common(void)
-{
-	unsigned long a;
-	int ret;
-
-	ret = fmm_find_kallsyms();
-	if (ret)
-		return ret;
-	ret = fmm_ksym("ptrace_may_access", &a);
-	if (ret)
-		return ret;
-	fmm_k_ptrace_may_access = (void *)a;
-	return 0;
-}
-
 /* ptrace_may_access(): @task's lock must not be held. */
 bool fmm_ptrace_may_access(struct task_struct *task, unsigned int mode)
 {
@@ -87,16 +71,11 @@ unsigned long fmm_mmap_min_addr(void)
 
 /* get_align_mask() is not exported: no AMD family 15h alignment. */
 static const struct va_alignment *const fmm_k_va_align;
-
-int fmm_ksyms_init(void)
-{
-	return fmm_ksyms_lookup_common();
-}
 #else /* !FMM_HAVE_LAYOUT_HOOK */
 /* Kernel objects we need but the kernel does not export. */
 static unsigned long *fmm_k_stack_guard_gap;
 static unsigned long *fmm_k_mmap_min_addr;
-static struct va_alignment *fmm_k_va_align; /* optional */
+static struct va_alignment *fmm_k_va_align;
 
 unsigned long fmm_stack_guard_gap(void)
 {
@@ -108,29 +87,40 @@ unsigned long fmm_mmap_min_addr(void)
 {
 	return max(PAGE_ALIGN(READ_ONCE(*fmm_k_mmap_min_addr)), PAGE_SIZE);
 }
+#endif /* FMM_HAVE_LAYOUT_HOOK */
+
+/* What is looked up at load, in this order; an optional one may be absent. */
+static const struct {
+	const char *name;
+	void *addr;
+	bool optional;
+} fmm_ksyms[] = {
+	{ "ptrace_may_access", &fmm_k_ptrace_may_access },
+#ifndef FMM_HAVE_LAYOUT_HOOK
+	{ "stack_guard_gap", &fmm_k_stack_guard_gap },
+	{ "mmap_min_addr", &fmm_k_mmap_min_addr },
+	/* Only AMD family 15h uses it; without it we simply do not align. */
+	{ "va_align", &fmm_k_va_align, true },
+#endif
+};
 
 int fmm_ksyms_init(void)
 {
 	unsigned long a;
-	int ret;
+	int i, ret;
 
-	ret = fmm_ksyms_lookup_common();
+	ret = fmm_find_kallsyms();
 	if (ret)
 		return ret;
-	ret = fmm_ksym("stack_guard_gap", &a);
-	if (ret)
-		return ret;
-	fmm_k_stack_guard_gap = (unsigned long *)a;
-	ret = fmm_ksym("mmap_min_addr", &a);
-	if (ret)
-		return ret;
-	fmm_k_mmap_min_addr = (unsigned long *)a;
-	/* Only AMD family 15h uses it; without it we simply do not align. */
-	fmm_k_va_align =
-		(struct va_alignment *)fmm_kallsyms_lookup_name("va_align");
+	for (i = 0; i < ARRAY_SIZE(fmm_ksyms); i++) {
+		if (fmm_ksyms[i].optional)
+			a = fmm_kallsyms_lookup_name(fmm_ksyms[i].name);
+		else if (fmm_ksym(fmm_ksyms[i].name, &a))
+			return -ENOENT;
+		*(unsigned long *)fmm_ksyms[i].addr = a;
+	}
 	return 0;
 }
-#endif /* FMM_HAVE_LAYOUT_HOOK */
 
 /* x86's va_align (AMD family 15h), or NULL: then nothing is aligned. */
 const struct va_alignment *fmm_va_align(void)
