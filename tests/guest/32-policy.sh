@@ -3,12 +3,14 @@
 # Policy details: setarch -R gives the same addresses twice, randomisation
 # stays on otherwise, a mode change applies to the next exec only, and the
 # legacy choice for a binary without PT_GNU_STACK is not inherited by the
-# programs it execs (unlike the 2004 patch's ADDR_COMPAT_LAYOUT bit).
+# programs it execs (unlike the 2004 patch's ADDR_COMPAT_LAYOUT bit), and a
+# fork keeps its parent's MODE (the reason, forced or auto, is in the
+# mm's record beside the allocator) whatever the sysctl says by then.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 17
+t_plan 20
 
 S=/proc/sys/vm/flexmmap_layout
 P=$FMM_PROBES
@@ -64,6 +66,28 @@ sleep 0.5
 kill $pid
 wait $pid
 t_eq "it (on module-bottomup) still maps memory after the change" "0 module-bottomup" "$? $palloc"
+
+# MODE follows fork, not the sysctl: a bash exec'd under layout M sets
+# another layout, then forks a subshell (no exec), which must show M's MODE
+# (legacy, flexible, auto) on its own PID.  Builtins only: no exec between.
+names=(kernel legacy flexible auto)
+for mode in 1 2 3; do
+	echo $mode >$S
+	next=$((mode % 3 + 1))
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	out=$(bash -c 'read -r p m rest </proc/flexmmap/self; echo "$p $m"
+		echo '$next' >'$S'
+		(read -r p m rest </proc/flexmmap/self; echo "$p $m $BASHPID")')
+	read -r ppid pmode <<<"$(sed -n 1p <<<"$out")"
+	read -r cpid cmode cbash <<<"$(sed -n 2p <<<"$out")"
+	if [ "$pmode" = "${names[mode]}" ] && [ "$cmode" = "${names[mode]}" ] &&
+		[ "$cpid" = "$cbash" ] && [ "$cpid" != "$ppid" ]; then
+		t_ok "layout=$mode: a fork made under layout=$next keeps its parent's MODE ${names[mode]}"
+	else
+		t_fail "layout=$mode: a fork made under layout=$next keeps its parent's MODE ${names[mode]}" \
+			"parent: '$ppid $pmode'" "child: '$cpid $cmode' (its BASHPID '$cbash')"
+	fi
+done
 
 # The legacy choice is per exec: a no-PT_GNU_STACK shell is bottom-up, the
 # PT_GNU_STACK program it execs is top-down again.
