@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * flexmmap: the control surface.
+ * flexmmap: the control surface, every knob of the module.
  *
  *	vm.flexmmap_layout (and layout=)  0 kernel, 1 legacy, 2 flexible, 3 auto
  *	vm.flexmmap_nx (and nx=)          0 kernel, 1 legacy-exec, 2 strict, 3 W^X
@@ -12,7 +12,8 @@
  *	/proc/flexmmap/self               the reader's own line
  *
  * The layout applies to programs exec'd after the write; running processes
- * keep the allocator they were given.
+ * keep the allocator they were given.  The values live below (fmm_layout in
+ * policy.c, fmm_nx in nx.c).
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -57,6 +58,32 @@ module_param_cb(layout, &fmm_layout_ops, &fmm_layout, 0444);
 /* clang-format off */
 MODULE_PARM_DESC(layout,
 		 "initial vm.flexmmap_layout: 0 kernel, 1 legacy, 2 flexible, 3 auto (2004 policy, default)");
+/* clang-format on */
+
+static int fmm_param_set_nx(const char *val, const struct kernel_param *kp)
+{
+	int v, ret;
+
+	ret = kstrtoint(val, 0, &v);
+	if (ret || v < 0 || v > FLEXMMAP_NX_MAX) {
+		pr_err("nx=%s: must be 0 (kernel), 1 (legacy-exec), 2 (strict) or 3 (W^X)\n",
+		       val);
+		return -EINVAL;
+	}
+	*(int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops fmm_nx_ops = {
+	.set = fmm_param_set_nx,
+	.get = param_get_int,
+};
+
+/* Read-only in sysfs: the sysctl is the one place to change it. */
+module_param_cb(nx, &fmm_nx_ops, &fmm_nx, 0444);
+/* clang-format off */
+MODULE_PARM_DESC(nx,
+		 "initial vm.flexmmap_nx: 0 kernel (default), 1 legacy-exec, 2 strict, 3 W^X");
 /* clang-format on */
 
 static int fmm_layout_max = FLEXMMAP_LAYOUT_MAX;
@@ -203,7 +230,7 @@ static struct proc_dir_entry *fmm_proc_dir;
 static void fmm_hooks_show(struct seq_file *m)
 {
 	fmm_layout_hooks_show(m);
-	fmm_nx_hooks_show(m);
+	fmm_wx_hooks_show(m);
 }
 
 static int fmm_stats_show(struct seq_file *m, void *v)
@@ -226,7 +253,7 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "hugetlb %ld\n", atomic_long_read(&fmm_stats.hugetlb));
 	seq_printf(m, "retarget %ld\n", atomic_long_read(&fmm_stats.retarget));
 	seq_printf(m, "nx %d\n", READ_ONCE(fmm_nx));
-	seq_printf(m, "wx_armed %d\n", fmm_nx_wx_armed());
+	seq_printf(m, "wx_armed %d\n", fmm_wx_armed());
 	seq_printf(m, "nx_legacy_exec %ld\n",
 		   atomic_long_read(&fmm_stats.nx_legacy_exec));
 	seq_printf(m, "nx_downgraded %ld\n",

@@ -15,8 +15,9 @@
  * policy.c  which layout an exec gets, and the bases it starts from
  * alloc.c   the bottom-up and top-down allocators, hugetlb placement
  * track.c   the set of mms on our allocators; fork, exit and unload (6.1)
- * nx.c      the NX policy, vm.flexmmap_nx, and its W^X hooks
- * control.c sysctls, module parameters and /proc/flexmmap
+ * nx.c      the NX policy: its modes at exec and fork, vm.flexmmap_nx
+ * wx.c      the W^X probes of mode 3, armed and disarmed by nx.c
+ * control.c every knob: module parameters, sysctls, /proc/flexmmap
  */
 #ifndef _FMM_H
 #define _FMM_H
@@ -260,10 +261,14 @@ void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack);
 void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 		  void *buffer, size_t *lenp, loff_t *ppos);
-bool fmm_nx_wx_armed(void);
-void fmm_nx_hooks_show(struct seq_file *m);
 int fmm_nx_init(void);
 void fmm_nx_exit(void);
+
+/* wx.c: armed and disarmed by nx.c, under its mutex */
+int fmm_wx_arm(void);
+void fmm_wx_disarm(void);
+bool fmm_wx_armed(void);
+void fmm_wx_hooks_show(struct seq_file *m);
 
 /* probe.c */
 int fmm_hooks_install(struct fmm_hook *hooks, int n);
