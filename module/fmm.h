@@ -18,6 +18,7 @@
  * nx.c      the NX policy: its modes at exec and fork, vm.flexmmap_nx
  * wx.c      the W^X probes of mode 3, armed and disarmed by nx.c
  * control.c every knob: module parameters, sysctls, /proc/flexmmap
+ * tasks.c   /proc/flexmmap/tasks and self: each process's record
  */
 #ifndef _FMM_H
 #define _FMM_H
@@ -278,5 +279,9 @@ void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n);
 /* control.c */
 int fmm_control_init(void);
 void fmm_control_exit(void);
+
+/* tasks.c: the show functions of /proc/flexmmap/tasks and self */
+int fmm_tasks_show(struct seq_file *m, void *v);
+int fmm_self_show(struct seq_file *m, void *v);
 
 #endif /* _FMM_H */
