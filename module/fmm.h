@@ -18,8 +18,10 @@
  * arch-x86.c bases, task sizes, hints, alignment, arguments: what a port replaces
  * policy.c  which layout an exec gets, and the bases it starts from
  * alloc.c   the bottom-up and top-down allocators, hugetlb placement
- * nx.c      the NX policy, vm.flexmmap_nx, and its W^X hooks
- * control.c sysctls, module parameters and /proc/flexmmap
+ * nx.c      the NX policy: its modes at exec and fork, vm.flexmmap_nx
+ * wx.c      the W^X probes of mode 3, armed and disarmed by nx.c
+ * control.c every knob: module parameters, sysctls, /proc/flexmmap
+ * tasks.c   /proc/flexmmap/tasks and self: each process's record
  */
 #ifndef _FMM_H
 #define _FMM_H
@@ -266,7 +268,7 @@ unsigned long fmm_track_count(void);
  * No mm can point at our text once we are unregistered (the kernel's
  * trampoline with the layout hook; on 6.10+ no mm holds a pointer at all):
  * there is nothing to track and nothing to drain.  fmm_track_count()
- * counts the module mms by walking them (control.c).
+ * counts the module mms by walking them (tasks.c).
  */
 #define FMM_UNTRACKED
 
@@ -293,10 +295,14 @@ void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack);
 void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 		  void *buffer, size_t *lenp, loff_t *ppos);
-bool fmm_nx_wx_armed(void);
-void fmm_nx_hooks_show(struct seq_file *m);
 int fmm_nx_init(void);
 void fmm_nx_exit(void);
+
+/* wx.c: armed and disarmed by nx.c, under its mutex */
+int fmm_wx_arm(void);
+void fmm_wx_disarm(void);
+bool fmm_wx_armed(void);
+void fmm_wx_hooks_show(struct seq_file *m);
 
 /* probe.c */
 int fmm_hooks_install(struct fmm_hook *hooks, int n);
@@ -306,5 +312,9 @@ void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n);
 /* control.c */
 int fmm_control_init(void);
 void fmm_control_exit(void);
+
+/* tasks.c: the show functions of /proc/flexmmap/tasks and self */
+int fmm_tasks_show(struct seq_file *m, void *v);
+int fmm_self_show(struct seq_file *m, void *v);
 
 #endif /* _FMM_H */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * flexmmap: the NX policy, vm.flexmmap_nx.
+ * flexmmap: the NX policy, vm.flexmmap_nx (and nx=, control.c).
  *
  *	0 kernel	leave the kernel's choice
  *	1 legacy-exec	the 2004 rule: a binary without PT_GNU_STACK gets
@@ -17,20 +17,9 @@
  * changing the personality and the executable_stack argument there decides
  * both.
  *
- * Mode 3 marks the mm (record-*.c: exec clears the mark, fork copies it) and
- * arms more probes, only while mode 3 is on: security_mmap_file(),
- * security_file_mprotect(), personality() (64- and 32-bit),
- * security_shm_shmat(), userfaultfd's page fills, access_remote_vm()
- * (/proc/PID/mem) and ptrace_access_vm().  Documentation/flexmmap.rst has the
- * table of routes to executable memory and how each is closed, which
- * userspace-probes/fmm-wx.c tries one by one.  They decide before the
- * function runs;
- * a denial moves the instruction pointer to fmm_nx_eacces(), which returns
- * -EACCES to the caller, the way kprobe error injection overrides a
- * function.  No kretprobe is involved, so nothing is allowed by running out
- * of instances.  Leaving mode 3 disarms them: processes started under it
- * keep their non-executable stack but lose the W^X checks until mode 3 is
- * set again.
+ * Mode 3 also marks the mm at exec (record-*.c: exec clears the mark, fork
+ * copies it), and arms the W^X probes (wx.c) before it can mark anyone,
+ * disarming them once it no longer can.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -38,65 +27,17 @@
 #include <linux/binfmts.h>
 #include <linux/capability.h>
 #include <linux/fs.h>
-#include <linux/kprobes.h>
-#include <linux/mm.h>
-#include <linux/mman.h>
-#include <linux/mmap_lock.h>
-#include <linux/mount.h>
-#include <linux/moduleparam.h>
 #include <linux/mutex.h>
 #include <linux/personality.h>
-#include <linux/rcupdate.h>
 #include <linux/sched.h>
-#include <linux/shm.h>
-#include <uapi/linux/shm.h>
-#include <linux/string.h>
 #include <linux/spinlock.h>
 #include <linux/sysctl.h>
 #include "fmm.h"
 
+/* vm.flexmmap_nx and nx= (control.c): read at each exec. */
 int fmm_nx = FLEXMMAP_NX_KERNEL;
+/* Serialises mode changes with the arming of the W^X probes. */
 static DEFINE_MUTEX(fmm_nx_mutex);
-
-/*
- * Where a refused call resumes instead of the probed function: each stub
- * returns to its caller what that caller reads as the refusal.
- */
-static noinline long fmm_nx_eacces(void)
-{
-	return -EACCES;
-}
-
-/* For functions whose callers read 0 as "nothing done". */
-static noinline long fmm_nx_zero(void)
-{
-	return 0;
-}
-
-/* A caller of the zeropage ioctl may retry on EAGAIN (mmap changing). */
-static noinline long fmm_nx_eagain(void)
-{
-	return -EAGAIN;
-}
-
-/* Refuse the probed call: count it (@counter may be NULL), run @stub. */
-static int fmm_nx_deny_as(struct pt_regs *regs, atomic_long_t *counter,
-			  long (*stub)(void))
-{
-	if (counter)
-		atomic_long_inc(counter);
-	instruction_pointer_set(regs, (unsigned long)stub);
-	return 1;
-}
-
-NOKPROBE_SYMBOL(fmm_nx_deny_as);
-
-static int fmm_nx_deny(struct pt_regs *regs, atomic_long_t *counter)
-{
-	return fmm_nx_deny_as(regs, counter, fmm_nx_eacces);
-}
-
-NOKPROBE_SYMBOL(fmm_nx_deny);
 
 /*
  * "Once per binary": the last few binaries reported, by device and inode,
@@ -203,316 +144,6 @@ void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
 
 NOKPROBE_SYMBOL(fmm_nx_fork);
 
-/* Was this mm's program exec'd under nx=3? */
-static bool fmm_mm_wx(struct mm_struct *mm)
-{
-	return mm && fmm_mm_nx(mm) == FLEXMMAP_NX_WXORX;
-}
-
-/* As fs/exec.c's path_noexec(), which is not exported. */
-static bool fmm_path_noexec(const struct path *path)
-{
-	return (path->mnt->mnt_flags & MNT_NOEXEC) ||
-	       (path->mnt->mnt_sb->s_iflags & SB_I_NOEXEC);
-}
-
-/*
- * One log line per denial, rate-limited: the binary (the mm's exe_file,
- * RCU-protected, so no reference is taken), its pid, the call, and the file
- * mapped if any, else what was refused (@of, may be NULL).
- */
-static void fmm_wx_report(const char *call, const char *what, struct file *file,
-			  const char *of)
-{
-	struct file *exe;
-
-	rcu_read_lock();
-	exe = rcu_dereference(current->mm->exe_file);
-	if (file)
-		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) of %pD denied\n", exe,
-				    task_pid_nr(current), call, what, file);
-	else
-		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s)%s%s denied\n", exe,
-				    task_pid_nr(current), call, what,
-				    of ? " of " : "", of ? of : "");
-	rcu_read_unlock();
-}
-
-NOKPROBE_SYMBOL(fmm_wx_report);
-
-/*
- * security_mmap_file(file, prot, flags): before the mapping exists.  Also
- * for shmat(), whose flags are MAP_SHARED.  Anonymous memory (MAP_ANONYMOUS,
- * shared and MAP_HUGETLB included) holds nothing that was not written to it:
- * executable, it could only be filled by a route around the checks
- * (userfaultfd, an alias), so it is refused, as OpenBSD refuses W|X.
- */
-static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct file *file = (void *)regs_get_kernel_argument(regs, 0);
-	unsigned long prot = regs_get_kernel_argument(regs, 1);
-	unsigned long flags = regs_get_kernel_argument(regs, 2);
-	const char *why;
-
-	if (!fmm_mm_wx(current->mm))
-		return 0;
-	/* The hook sees prot before do_mmap() applies READ_IMPLIES_EXEC. */
-	if ((prot & PROT_READ) && (current->personality & READ_IMPLIES_EXEC) &&
-	    !(file && fmm_path_noexec(&file->f_path)))
-		prot |= PROT_EXEC;
-	if (!(prot & PROT_EXEC))
-		return 0;
-	if (prot & PROT_WRITE)
-		why = "PROT_WRITE|PROT_EXEC";
-	else if (!file || (flags & MAP_ANONYMOUS))
-		why = "PROT_EXEC";
-	else
-		return 0;
-	fmm_wx_report("mmap", why, (flags & MAP_ANONYMOUS) ? NULL : file,
-		      "anonymous memory");
-	return fmm_nx_deny(regs, &fmm_stats.wx_denied_mmap);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_mmap_pre);
-
-/*
- * Has this mapping been writable?  Writable now; private pages written
- * (an anon_vma exists once a page has been written or copied); anonymous
- * memory, which holds nothing that was not written to it; or a shared
- * mapping of a file opened for writing.
- */
-static bool fmm_vma_was_writable(struct vm_area_struct *vma)
-{
-	return (vma->vm_flags & VM_WRITE) || vma->anon_vma || !vma->vm_file ||
-	       (vma->vm_flags & (VM_SHARED | VM_MAYWRITE)) ==
-		       (VM_SHARED | VM_MAYWRITE);
-}
-
-/*
- * security_file_mprotect(vma, reqprot, prot): prot already has
- * READ_IMPLIES_EXEC applied; the mmap lock is held for writing.
- */
-static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct vm_area_struct *vma = (void *)regs_get_kernel_argument(regs, 0);
-	unsigned long prot = regs_get_kernel_argument(regs, 2);
-	const char *why;
-
-	if (!(prot & PROT_EXEC) || !fmm_mm_wx(current->mm))
-		return 0;
-	if (prot & PROT_WRITE)
-		why = "PROT_WRITE|PROT_EXEC";
-	else if (!(vma->vm_flags & VM_EXEC) && fmm_vma_was_writable(vma))
-		why = "PROT_EXEC, memory that has been writable";
-	else
-		return 0;
-	fmm_wx_report("mprotect", why, vma->vm_file, "anonymous memory");
-	return fmm_nx_deny(regs, &fmm_stats.wx_denied_mprotect);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_mprotect_pre);
-
-/* brk() hands out executable memory under READ_IMPLIES_EXEC, unchecked. */
-static int fmm_wx_personality(struct pt_regs *regs, unsigned int persona)
-{
-	if (persona == 0xffffffff || !(persona & READ_IMPLIES_EXEC) ||
-	    !fmm_mm_wx(current->mm))
-		return 0;
-	fmm_wx_report("personality", "READ_IMPLIES_EXEC", NULL, NULL);
-	return fmm_nx_deny(regs, &fmm_stats.wx_denied_personality);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_personality);
-
-/* The syscall wrappers take the user's registers as their argument. */
-static int fmm_wx_personality64_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct pt_regs *uregs = (void *)regs_get_kernel_argument(regs, 0);
-
-	return fmm_wx_personality(regs, (unsigned int)uregs->di);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_personality64_pre);
-
-static int fmm_wx_personality32_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct pt_regs *uregs = (void *)regs_get_kernel_argument(regs, 0);
-
-	return fmm_wx_personality(regs, (unsigned int)uregs->bx);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_personality32_pre);
-
-/*
- * security_shm_shmat(shp, shmaddr, shmflg): SHM_EXEC.  A segment attached
- * read-only and executable may have been written through another attach,
- * of this process or any other: refused whatever the other flags.
- */
-static int fmm_wx_shmat_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	int shmflg = regs_get_kernel_argument(regs, 2);
-
-	if (!(shmflg & SHM_EXEC) || !fmm_mm_wx(current->mm))
-		return 0;
-	fmm_wx_report("shmat", "SHM_EXEC", NULL, "a System V segment");
-	return fmm_nx_deny(regs, &fmm_stats.wx_denied_shmat);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_shmat_pre);
-
-/*
- * userfaultfd: UFFDIO_COPY, _CONTINUE and _ZEROPAGE fill a registered range
- * whatever its protection ("even without PROT_WRITE").  Both fill functions
- * run under the destination mm's mmap lock with the vma in hand, so the
- * vma's VM_EXEC cannot change between this check and the fill (mprotect
- * takes the lock for writing).  The ioctl then fails with EACCES.  The
- * anonymous ZEROPAGE maps the zero page without them: see below.
- */
-static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct vm_area_struct *vma =
-		(void *)regs_get_kernel_argument(regs, FMM_UFFD_VMA_ARG);
-
-	if (!(vma->vm_flags & VM_EXEC) || !fmm_mm_wx(vma->vm_mm))
-		return 0;
-	fmm_wx_report("userfaultfd", "UFFDIO_COPY/CONTINUE/ZEROPAGE",
-		      vma->vm_file, "executable anonymous memory");
-	return fmm_nx_deny(regs, &fmm_stats.wx_denied_uffd);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_uffd_pre);
-
-/*
- * The anonymous UFFDIO_ZEROPAGE (the zero page: no chosen bytes, but a
- * fill all the same) is checked at the ioctl's entry, where the mmap lock
- * is not held yet: a try-lock (kprobe handlers cannot sleep) to find the
- * vma, and EAGAIN when it is contended.  A vma swapped in between the check
- * and the fill gets zeros, never chosen bytes.
- */
-static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct mm_struct *mm = fmm_uffd_zeropage_mm(regs);
-	unsigned long start = regs_get_kernel_argument(regs, 1);
-	unsigned long len = regs_get_kernel_argument(regs, 2);
-	struct vm_area_struct *vma;
-	bool exec;
-
-	if (!len || start + len < start || !fmm_mm_wx(mm))
-		return 0;
-	if (!mmap_read_trylock(mm))
-		return fmm_nx_deny_as(regs, NULL, fmm_nx_eagain);
-	vma = find_vma_intersection(mm, start, start + len);
-	exec = vma && (vma->vm_flags & VM_EXEC);
-	mmap_read_unlock(mm);
-	if (!exec)
-		return 0;
-	fmm_wx_report("userfaultfd", "UFFDIO_ZEROPAGE", NULL,
-		      "executable memory");
-	return fmm_nx_deny(regs, &fmm_stats.wx_denied_uffd);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_uffd_zeropage_pre);
-
-/*
- * access_remote_vm(mm, addr, buf, len, gup_flags): its writer is
- * /proc/PID/mem (and, since 6.9, ptrace_access_vm()), with FOLL_FORCE,
- * which writes through any protection.  Refused for a W^X mm whoever
- * writes: mem_rw() reads 0 as EIO.
- */
-static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct mm_struct *mm = (void *)regs_get_kernel_argument(regs, 0);
-	unsigned int gup_flags = regs_get_kernel_argument(regs, 4);
-
-	if (!(gup_flags & FOLL_WRITE) || !fmm_mm_wx(mm))
-		return 0;
-	fmm_wx_report("/proc/PID/mem", "write", NULL, "a W^X process");
-	return fmm_nx_deny_as(regs, &fmm_stats.wx_denied_mem, fmm_nx_zero);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_mem_pre);
-
-/*
- * ptrace_access_vm(tsk, addr, buf, len, gup_flags): PTRACE_POKETEXT/DATA
- * write with FOLL_FORCE too, so a process that lets a helper trace it
- * (PR_SET_PTRACER, or ptrace_scope 0) could have its code written.
- * Refused into a W^X mm (the tracer gets EIO), which also stops debugger
- * breakpoints there.  tsk->mm is stable under task_lock.
- */
-static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	struct task_struct *tsk = (void *)regs_get_kernel_argument(regs, 0);
-	unsigned int gup_flags = regs_get_kernel_argument(regs, 4);
-	bool wx;
-
-	if (!(gup_flags & FOLL_WRITE))
-		return 0;
-	task_lock(tsk);
-	wx = fmm_mm_wx(tsk->mm);
-	task_unlock(tsk);
-	if (!wx)
-		return 0;
-	fmm_wx_report("ptrace", "PTRACE_POKE", NULL, "a W^X process");
-	return fmm_nx_deny_as(regs, &fmm_stats.wx_denied_mem, fmm_nx_zero);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);
-
-static struct fmm_hook fmm_wx_hooks[] = {
-	{ .symbol = "security_mmap_file", .pre = fmm_wx_mmap_pre },
-	{ .symbol = "security_file_mprotect", .pre = fmm_wx_mprotect_pre },
-	{ .symbol = "__x64_sys_personality", .pre = fmm_wx_personality64_pre },
-	{ .symbol = "__ia32_sys_personality", .pre = fmm_wx_personality32_pre },
-	{ .symbol = "security_shm_shmat",
-	  .pre = fmm_wx_shmat_pre,
-	  .absent = !IS_ENABLED(CONFIG_SYSVIPC) },
-	{ .symbol = "mfill_atomic_install_pte",
-	  .pre = fmm_wx_uffd_pre,
-	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) },
-	{ .symbol = FMM_UFFD_ZEROPAGE,
-	  .pre = fmm_wx_uffd_zeropage_pre,
-	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) },
-	{ .symbol = FMM_UFFD_HUGETLB_FILL,
-	  .pre = fmm_wx_uffd_pre,
-	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) ||
-		    !IS_ENABLED(CONFIG_HUGETLB_PAGE) },
-	{ .symbol = "access_remote_vm", .pre = fmm_wx_mem_pre },
-	{ .symbol = "ptrace_access_vm", .pre = fmm_wx_ptrace_pre },
-};
-
-/*
- * Armed and disarmed under fmm_nx_mutex, by the sysctl and by init and
- * exit.  The sysctl exists only between them (main.c registers the control
- * files last and removes them first, and unregistering waits for a write
- * in progress), so no write can re-arm the probes after exit removed them:
- * the vm.flexmmap_nx=3 write racing with rmmod that once left probes
- * behind the module (an oops in get_kprobe() on the next mmap, found by
- * tests/guest/60-storm.sh) cannot happen.
- */
-static bool fmm_wx_armed;
-
-/* Both under fmm_nx_mutex. */
-static int fmm_wx_arm(void)
-{
-	int ret;
-
-	if (fmm_wx_armed)
-		return 0;
-	ret = fmm_hooks_install(fmm_wx_hooks, ARRAY_SIZE(fmm_wx_hooks));
-	if (ret)
-		return ret;
-	fmm_wx_armed = true;
-	return 0;
-}
-
-static void fmm_wx_disarm(void)
-{
-	if (!fmm_wx_armed)
-		return;
-	fmm_hooks_uninstall(fmm_wx_hooks, ARRAY_SIZE(fmm_wx_hooks));
-	fmm_wx_armed = false;
-}
-
 /* Arm before mode 3 can mark anyone; disarm once it can no longer. */
 static int fmm_nx_set(int mode)
 {
@@ -554,42 +185,6 @@ int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 	return fmm_nx_set(mode);
 }
 
-static int fmm_param_set_nx(const char *val, const struct kernel_param *kp)
-{
-	int v, ret;
-
-	ret = kstrtoint(val, 0, &v);
-	if (ret || v < 0 || v > FLEXMMAP_NX_MAX) {
-		pr_err("nx=%s: must be 0 (kernel), 1 (legacy-exec), 2 (strict) or 3 (W^X)\n",
-		       val);
-		return -EINVAL;
-	}
-	*(int *)kp->arg = v;
-	return 0;
-}
-
-static const struct kernel_param_ops fmm_nx_ops = {
-	.set = fmm_param_set_nx,
-	.get = param_get_int,
-};
-
-/* Read-only in sysfs: the sysctl is the one place to change it. */
-module_param_cb(nx, &fmm_nx_ops, &fmm_nx, 0444);
-/* clang-format off */
-MODULE_PARM_DESC(nx,
-		 "initial vm.flexmmap_nx: 0 kernel (default), 1 legacy-exec, 2 strict, 3 W^X");
-/* clang-format on */
-
-bool fmm_nx_wx_armed(void)
-{
-	return READ_ONCE(fmm_wx_armed);
-}
-
-void fmm_nx_hooks_show(struct seq_file *m)
-{
-	fmm_hooks_show_missed(m, fmm_wx_hooks, ARRAY_SIZE(fmm_wx_hooks));
-}
-
 /* At load: nx=3 arms the W^X hooks before the exec hook goes in. */
 int fmm_nx_init(void)
 {
@@ -598,7 +193,8 @@ int fmm_nx_init(void)
 
 /*
  * At unload, after the control files and the exec hook are gone: nothing
- * marks any more.  The caller waits for tasks in the deny stubs to leave.
+ * marks any more.  The caller waits for tasks in the W^X deny stubs (wx.c)
+ * to leave.
  */
 void fmm_nx_exit(void)
 {

@@ -3,7 +3,7 @@
  * flexmmap: tables of kprobes (struct fmm_hook), installed all or nothing
  * and removed in reverse order, with their missed_ counters.  Used by the
  * layout hooks of a stock kernel (kprobes.c, redirect.c) and the W^X
- * probes (nx.c); it calls nothing of the module's above it.
+ * probes (wx.c); it calls nothing of the module's above it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
