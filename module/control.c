@@ -220,11 +220,11 @@ static struct ctl_table_header *fmm_sysctl_header;
 static struct proc_dir_entry *fmm_proc_dir;
 
 /* The kprobe tables' missed_ counters: the layout hooks', then W^X's. */
-static void fmm_hooks_show(struct seq_file *m)
+static void fmm_probes_show(struct seq_file *m)
 {
 	if (fmm_backend.show)
 		fmm_backend.show(m);
-	fmm_wx_hooks_show(m);
+	fmm_wx_probes_show(m);
 }
 
 static int fmm_stats_show(struct seq_file *m, void *v)
@@ -267,7 +267,7 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 		   atomic_long_read(&fmm_stats.wx_denied_mem));
 	seq_printf(m, "stray_int3 %ld\n",
 		   atomic_long_read(&fmm_stats.stray_int3));
-	fmm_hooks_show(m);
+	fmm_probes_show(m);
 	return 0;
 }
 

@@ -148,7 +148,7 @@ struct fmm_stats {
 };
 
 /**
- * struct fmm_hook - one place the module hooks into the kernel
+ * struct fmm_probe - one kprobe of the module's, in a table (probe.c)
  * @symbol: the kernel function
  * @pre: the kprobe pre-handler
  * @kp: the kprobe
@@ -156,7 +156,7 @@ struct fmm_stats {
  * @absent: the kernel was built without what the function belongs to
  *	(for example CONFIG_USERFAULTFD): nothing to hook, skipped
  */
-struct fmm_hook {
+struct fmm_probe {
 	const char *symbol;
 	kprobe_pre_handler_t pre;
 	bool absent;
@@ -245,7 +245,7 @@ int fmm_retarget(pid_t nr, int layout);
  * struct fmm_backend - how the module gets into this kernel (layout-*.c)
  * @install: put the layout hooks in, all or nothing, exec's last
  * @stop_exec: no exec reaches the module any more
- * @quiesce: no mm is sent to module text any more (the W^X hooks are
+ * @quiesce: no mm is sent to module text any more (the W^X probes are
  *	gone by then); tasks may still be running in it
  * @remove: the rest goes, once no task can be in module text
  * @show: the hooks' lines of /proc/flexmmap/stats
@@ -302,12 +302,13 @@ void fmm_nx_exit(void);
 int fmm_wx_arm(void);
 void fmm_wx_disarm(void);
 bool fmm_wx_armed(void);
-void fmm_wx_hooks_show(struct seq_file *m);
+void fmm_wx_probes_show(struct seq_file *m);
 
 /* probe.c */
-int fmm_hooks_install(struct fmm_hook *hooks, int n);
-void fmm_hooks_uninstall(struct fmm_hook *hooks, int n);
-void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n);
+int fmm_probes_install(struct fmm_probe *probes, int n);
+void fmm_probes_remove(struct fmm_probe *probes, int n);
+void fmm_probes_show_missed(struct seq_file *m, struct fmm_probe *probes,
+			    int n);
 
 /* control.c */
 int fmm_control_init(void);

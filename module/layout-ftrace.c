@@ -124,12 +124,12 @@ static int fmm_fork_pre(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(fmm_fork_pre);
 
 /* Installed in this order, all or nothing; the exec hook comes last. */
-static struct fmm_hook fmm_hooks[] = {
+static struct fmm_probe fmm_probes[] = {
 	{ .symbol = "uprobe_dup_mmap", .pre = fmm_fork_pre },
 	{ .symbol = "setup_arg_pages", .pre = fmm_exec_pre },
 };
 
-#define FMM_EXEC_HOOK (&fmm_hooks[ARRAY_SIZE(fmm_hooks) - 1])
+#define FMM_EXEC_PROBE (&fmm_probes[ARRAY_SIZE(fmm_probes) - 1])
 
 static int fmm_ftrace_install(void)
 {
@@ -137,7 +137,7 @@ static int fmm_ftrace_install(void)
 
 	if (ret)
 		return ret;
-	ret = fmm_hooks_install(fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	ret = fmm_probes_install(fmm_probes, ARRAY_SIZE(fmm_probes));
 	if (ret)
 		fmm_redirect_remove();
 	return ret;
@@ -145,18 +145,18 @@ static int fmm_ftrace_install(void)
 
 static void fmm_ftrace_stop_exec(void)
 {
-	fmm_hooks_uninstall(FMM_EXEC_HOOK, 1);
+	fmm_probes_remove(FMM_EXEC_PROBE, 1);
 }
 
 static void fmm_ftrace_remove(void)
 {
-	fmm_hooks_uninstall(fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	fmm_probes_remove(fmm_probes, ARRAY_SIZE(fmm_probes));
 }
 
 static void fmm_ftrace_show(struct seq_file *m)
 {
 	seq_puts(m, "layout_hook ftrace_redirect\n");
-	fmm_hooks_show_missed(m, fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	fmm_probes_show_missed(m, fmm_probes, ARRAY_SIZE(fmm_probes));
 }
 
 /*

@@ -122,7 +122,7 @@ NOKPROBE_SYMBOL(fmm_hugetlb_pre);
  * Installed in this order, all or nothing.  The exec hook comes last: once
  * it hands out module pointers, fork and exit tracking must already run.
  */
-static struct fmm_hook fmm_hooks[] = {
+static struct fmm_probe fmm_probes[] = {
 	{ .symbol = "mm_init", .pre = fmm_mm_init_pre },
 	{ .symbol = "uprobe_dup_mmap", .pre = fmm_fork_pre },
 	{ .symbol = "exit_mmap", .pre = fmm_exit_pre },
@@ -130,20 +130,20 @@ static struct fmm_hook fmm_hooks[] = {
 	{ .symbol = "setup_arg_pages", .pre = fmm_exec_pre },
 };
 
-#define FMM_EXEC_HOOK (&fmm_hooks[ARRAY_SIZE(fmm_hooks) - 1])
+#define FMM_EXEC_PROBE (&fmm_probes[ARRAY_SIZE(fmm_probes) - 1])
 
 static int fmm_kprobe_install(void)
 {
-	return fmm_hooks_install(fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	return fmm_probes_install(fmm_probes, ARRAY_SIZE(fmm_probes));
 }
 
 static void fmm_kprobe_stop_exec(void)
 {
-	fmm_hooks_uninstall(FMM_EXEC_HOOK, 1);
+	fmm_probes_remove(FMM_EXEC_PROBE, 1);
 }
 
 /*
- * No exec hook and no W^X hooks any more (main.c): no new module mm from
+ * No exec hook and no W^X probes any more (main.c): no new module mm from
  * fork either, then every tracked mm back on the kernel's allocator
  * (track.c).  main.c then waits until no task is in module text; only then
  * may the fork, exit and hugetlb hooks go.
@@ -156,12 +156,12 @@ static void fmm_kprobe_quiesce(void)
 
 static void fmm_kprobe_remove(void)
 {
-	fmm_hooks_uninstall(fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	fmm_probes_remove(fmm_probes, ARRAY_SIZE(fmm_probes));
 }
 
 static void fmm_kprobe_show(struct seq_file *m)
 {
-	fmm_hooks_show_missed(m, fmm_hooks, ARRAY_SIZE(fmm_hooks));
+	fmm_probes_show_missed(m, fmm_probes, ARRAY_SIZE(fmm_probes));
 }
 
 const struct fmm_backend fmm_backend = {

@@ -30,7 +30,7 @@
 
 /*
  * The order is the safety argument, and it is written here once for every
- * backend.  Load: the W^X hooks (for nx=3), then the backend's layout hooks
+ * backend.  Load: the W^X probes (for nx=3), then the backend's layout hooks
  * (fork and exit tracking before the exec hook), and only then the control
  * files, through which a retarget can put a running process on our
  * allocators.  So every hook that can see a module mm is in place before
@@ -39,7 +39,7 @@
  *
  * Unload: the control files first (unregistering the sysctls and removing
  * the /proc files wait for handlers already running); no exec reaches us;
- * no process is marked for W^X or enters the W^X hooks; no mm is sent to
+ * no process is marked for W^X or enters the W^X probes; no mm is sent to
  * module text (the backend's quiesce); one RCU-tasks grace period, after
  * which no task is in module text (no allocator, hugetlb redirect or deny
  * stub sleeps voluntarily: track.c); and only then the rest of the hooks.

@@ -159,7 +159,7 @@ static int fmm_nx_set(int mode)
 	}
 	mutex_unlock(&fmm_nx_mutex);
 	if (ret)
-		pr_err("vm.flexmmap_nx=3: cannot arm the W^X hooks (%d); mode stays %d\n",
+		pr_err("vm.flexmmap_nx=3: cannot arm the W^X probes (%d); mode stays %d\n",
 		       ret, READ_ONCE(fmm_nx));
 	return ret;
 }
@@ -185,7 +185,7 @@ int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 	return fmm_nx_set(mode);
 }
 
-/* At load: nx=3 arms the W^X hooks before the exec hook goes in. */
+/* At load: nx=3 arms the W^X probes before the exec hook goes in. */
 int fmm_nx_init(void)
 {
 	return fmm_nx == FLEXMMAP_NX_WXORX ? fmm_nx_set(fmm_nx) : 0;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * flexmmap: tables of kprobes (struct fmm_hook), installed all or nothing
+ * flexmmap: tables of kprobes (struct fmm_probe), installed all or nothing
  * and removed in reverse order, with their missed_ counters.  Used by the
- * layout hooks of a stock kernel (kprobes.c, redirect.c) and the W^X
+ * layout hooks of a stock kernel (layout-kprobe.c, layout-ftrace.c) and the W^X
  * probes (wx.c); it calls nothing of the module's above it.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
@@ -14,14 +14,14 @@
 #include "fmm.h"
 
 /*
- * Every hook's kprobe pre-handler.  Our probes sit on fentry calls, so
+ * Every probe's pre-handler.  Our probes sit on fentry calls, so
  * kprobes runs them from ftrace (ORIG_RAX 0).  Entered from an int3
  * instead (ORIG_RAX -1: a stale one under QEMU TCG, docs/qemu-int3.md),
  * finish as kprobe_ftrace_handler() does: resume after the fentry call.
  */
 static int fmm_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct fmm_hook *h = container_of(p, struct fmm_hook, kp);
+	struct fmm_probe *h = container_of(p, struct fmm_probe, kp);
 	int ret = h->pre(p, regs);
 
 	if (ret || !kprobe_ftrace(p) || regs->orig_ax != -1)
@@ -34,7 +34,7 @@ static int fmm_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(fmm_kprobe_pre);
 
-static int fmm_hook_install(struct fmm_hook *h)
+static int fmm_probe_install(struct fmm_probe *h)
 {
 	int ret;
 
@@ -53,7 +53,7 @@ static int fmm_hook_install(struct fmm_hook *h)
 	return 0;
 }
 
-static void fmm_hook_remove(struct fmm_hook *h)
+static void fmm_probe_remove(struct fmm_probe *h)
 {
 	if (!h->installed)
 		return;
@@ -63,13 +63,13 @@ static void fmm_hook_remove(struct fmm_hook *h)
 	h->installed = false;
 }
 
-/* Install hooks[0..n) in order, all or nothing. */
-int fmm_hooks_install(struct fmm_hook *hooks, int n)
+/* Install probes[0..n) in order, all or nothing. */
+int fmm_probes_install(struct fmm_probe *probes, int n)
 {
 	int i, ret;
 
 	for (i = 0; i < n; i++) {
-		ret = fmm_hook_install(&hooks[i]);
+		ret = fmm_probe_install(&probes[i]);
 		if (ret)
 			goto out_remove;
 	}
@@ -77,26 +77,26 @@ int fmm_hooks_install(struct fmm_hook *hooks, int n)
 
 out_remove:
 	while (--i >= 0)
-		fmm_hook_remove(&hooks[i]);
+		fmm_probe_remove(&probes[i]);
 	return ret;
 }
 
-/* Remove hooks[0..n) in reverse order. */
-void fmm_hooks_uninstall(struct fmm_hook *hooks, int n)
+/* Remove probes[0..n) in reverse order. */
+void fmm_probes_remove(struct fmm_probe *probes, int n)
 {
 	while (--n >= 0)
-		fmm_hook_remove(&hooks[n]);
+		fmm_probe_remove(&probes[n]);
 }
 
-/* For /proc/flexmmap/stats: probe hits missed (re-entrancy), per hook. */
-void fmm_hooks_show_missed(struct seq_file *m, struct fmm_hook *hooks, int n)
+/* For /proc/flexmmap/stats: probe hits missed (re-entrancy), per probe. */
+void fmm_probes_show_missed(struct seq_file *m, struct fmm_probe *probes, int n)
 {
 	int i;
 
 	for (i = 0; i < n; i++) {
-		if (hooks[i].absent)
+		if (probes[i].absent)
 			continue;
-		seq_printf(m, "missed_%s %lu\n", hooks[i].symbol,
-			   hooks[i].kp.nmissed);
+		seq_printf(m, "missed_%s %lu\n", probes[i].symbol,
+			   probes[i].kp.nmissed);
 	}
 }

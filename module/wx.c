@@ -331,7 +331,7 @@ static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);
 
-static struct fmm_hook fmm_wx_hooks[] = {
+static struct fmm_probe fmm_wx_probes[] = {
 	{ .symbol = "security_mmap_file", .pre = fmm_wx_mmap_pre },
 	{ .symbol = "security_file_mprotect", .pre = fmm_wx_mprotect_pre },
 	{ .symbol = "__x64_sys_personality", .pre = fmm_wx_personality64_pre },
@@ -371,7 +371,7 @@ int fmm_wx_arm(void)
 
 	if (fmm_wx_is_armed)
 		return 0;
-	ret = fmm_hooks_install(fmm_wx_hooks, ARRAY_SIZE(fmm_wx_hooks));
+	ret = fmm_probes_install(fmm_wx_probes, ARRAY_SIZE(fmm_wx_probes));
 	if (ret)
 		return ret;
 	fmm_wx_is_armed = true;
@@ -382,7 +382,7 @@ void fmm_wx_disarm(void)
 {
 	if (!fmm_wx_is_armed)
 		return;
-	fmm_hooks_uninstall(fmm_wx_hooks, ARRAY_SIZE(fmm_wx_hooks));
+	fmm_probes_remove(fmm_wx_probes, ARRAY_SIZE(fmm_wx_probes));
 	fmm_wx_is_armed = false;
 }
 
@@ -391,7 +391,7 @@ bool fmm_wx_armed(void)
 	return READ_ONCE(fmm_wx_is_armed);
 }
 
-void fmm_wx_hooks_show(struct seq_file *m)
+void fmm_wx_probes_show(struct seq_file *m)
 {
-	fmm_hooks_show_missed(m, fmm_wx_hooks, ARRAY_SIZE(fmm_wx_hooks));
+	fmm_probes_show_missed(m, fmm_wx_probes, ARRAY_SIZE(fmm_wx_probes));
 }
