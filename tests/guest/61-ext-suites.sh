@@ -126,9 +126,7 @@ if [ "$mem_mb" -ge 3500 ]; then
 	t_eq "control (stock behaviour): every suite passes on stock (exit 0; $mem_mb MiB)" "" \
 		"$(grep -hv ' rc=0' "$work/stock" "$work/stock-legacy")"
 else
-	# A result of the plan either way: skipped, with the reason.
-	t_skip "control (stock behaviour): every suite passes on stock" \
-		"only $mem_mb MiB (mremap_test's 2 GB cases need ~3.5 GB)"
+	t_diag "only $mem_mb MiB: not requiring every suite to pass on stock (mremap_test's 2 GB cases need ~3.5 GB)"
 fi
 
 t_insmod layout=3
