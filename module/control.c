@@ -27,18 +27,25 @@
 #include <linux/sysctl.h>
 #include "fmm.h"
 
-static int fmm_param_set_layout(const char *val, const struct kernel_param *kp)
+/* A parameter is an int in [0, max]; anything else fails insmod with help. */
+static int fmm_param_set(const char *val, const struct kernel_param *kp,
+			 int max, const char *help)
 {
 	int v, ret;
 
 	ret = kstrtoint(val, 0, &v);
-	if (ret || v < 0 || v > FLEXMMAP_LAYOUT_MAX) {
-		pr_err("layout=%s: must be 0 (kernel), 1 (legacy), 2 (flexible) or 3 (auto)\n",
-		       val);
+	if (ret || v < 0 || v > max) {
+		pr_err("%s=%s: must be %s\n", kp->name, val, help);
 		return -EINVAL;
 	}
 	*(int *)kp->arg = v;
 	return 0;
+}
+
+static int fmm_param_set_layout(const char *val, const struct kernel_param *kp)
+{
+	return fmm_param_set(val, kp, FLEXMMAP_LAYOUT_MAX,
+			     "0 (kernel), 1 (legacy), 2 (flexible) or 3 (auto)");
 }
 
 static const struct kernel_param_ops fmm_layout_ops = {
@@ -55,16 +62,8 @@ MODULE_PARM_DESC(layout,
 
 static int fmm_param_set_nx(const char *val, const struct kernel_param *kp)
 {
-	int v, ret;
-
-	ret = kstrtoint(val, 0, &v);
-	if (ret || v < 0 || v > FLEXMMAP_NX_MAX) {
-		pr_err("nx=%s: must be 0 (kernel), 1 (legacy-exec), 2 (strict) or 3 (W^X)\n",
-		       val);
-		return -EINVAL;
-	}
-	*(int *)kp->arg = v;
-	return 0;
+	return fmm_param_set(val, kp, FLEXMMAP_NX_MAX,
+			     "0 (kernel), 1 (legacy-exec), 2 (strict) or 3 (W^X)");
 }
 
 static const struct kernel_param_ops fmm_nx_ops = {
@@ -222,8 +221,7 @@ static struct proc_dir_entry *fmm_proc_dir;
 /* The kprobe tables' missed_ counters: the layout hooks', then W^X's. */
 static void fmm_probes_show(struct seq_file *m)
 {
-	if (fmm_backend.show)
-		fmm_backend.show(m);
+	fmm_backend.show(m);
 	fmm_wx_probes_show(m);
 }
 

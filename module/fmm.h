@@ -217,7 +217,10 @@ bool fmm_mm_redirected(struct mm_struct *mm);
 unsigned long fmm_kernel_get_area_addr(bool topdown);
 #endif
 
-/* alloc.c */
+/* alloc.c: two get_unmapped_area()s, of type fmm_get_area_t */
+typedef unsigned long (*fmm_get_area_t)(struct file *filp, unsigned long addr,
+					unsigned long len, unsigned long pgoff,
+					unsigned long flags);
 unsigned long fmm_get_area_bottomup(struct file *filp, unsigned long addr,
 				    unsigned long len, unsigned long pgoff,
 				    unsigned long flags);
@@ -250,7 +253,8 @@ int fmm_retarget(pid_t nr, int layout);
  * @remove: the rest goes, once no task can be in module text
  * @show: the hooks' lines of /proc/flexmmap/stats
  *
- * main.c calls them in the one unload order; each may be NULL.
+ * main.c calls them in the one unload order; @quiesce and @remove may be
+ * NULL (the patched kernel's hook goes at once).
  */
 struct fmm_backend {
 	int (*install)(void);
@@ -307,6 +311,7 @@ void fmm_wx_probes_show(struct seq_file *m);
 /* probe.c */
 int fmm_probes_install(struct fmm_probe *probes, int n);
 void fmm_probes_remove(struct fmm_probe *probes, int n);
+void fmm_probes_remove_last(struct fmm_probe *probes, int n);
 void fmm_probes_show_missed(struct seq_file *m, struct fmm_probe *probes,
 			    int n);
 

@@ -23,7 +23,6 @@
 #include <linux/kernel.h>
 #include <linux/ftrace.h>
 #include <linux/kprobes.h>
-#include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
 #include "fmm.h"
@@ -129,8 +128,6 @@ static struct fmm_probe fmm_probes[] = {
 	{ .symbol = "setup_arg_pages", .pre = fmm_exec_pre },
 };
 
-#define FMM_EXEC_PROBE (&fmm_probes[ARRAY_SIZE(fmm_probes) - 1])
-
 static int fmm_ftrace_install(void)
 {
 	int ret = fmm_redirect_install();
@@ -145,7 +142,7 @@ static int fmm_ftrace_install(void)
 
 static void fmm_ftrace_stop_exec(void)
 {
-	fmm_probes_remove(FMM_EXEC_PROBE, 1);
+	fmm_probes_remove_last(fmm_probes, ARRAY_SIZE(fmm_probes));
 }
 
 static void fmm_ftrace_remove(void)

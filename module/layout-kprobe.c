@@ -130,8 +130,6 @@ static struct fmm_probe fmm_probes[] = {
 	{ .symbol = "setup_arg_pages", .pre = fmm_exec_pre },
 };
 
-#define FMM_EXEC_PROBE (&fmm_probes[ARRAY_SIZE(fmm_probes) - 1])
-
 static int fmm_kprobe_install(void)
 {
 	return fmm_probes_install(fmm_probes, ARRAY_SIZE(fmm_probes));
@@ -139,7 +137,7 @@ static int fmm_kprobe_install(void)
 
 static void fmm_kprobe_stop_exec(void)
 {
-	fmm_probes_remove(FMM_EXEC_PROBE, 1);
+	fmm_probes_remove_last(fmm_probes, ARRAY_SIZE(fmm_probes));
 }
 
 /*

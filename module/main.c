@@ -46,8 +46,7 @@
  */
 static void fmm_unhook(void)
 {
-	if (fmm_backend.stop_exec)
-		fmm_backend.stop_exec();
+	fmm_backend.stop_exec();
 	fmm_nx_exit();
 	if (fmm_backend.quiesce)
 		fmm_backend.quiesce();

@@ -88,6 +88,12 @@ void fmm_probes_remove(struct fmm_probe *probes, int n)
 		fmm_probe_remove(&probes[n]);
 }
 
+/* Remove the last of probes[0..n) alone: the exec hook, first to go. */
+void fmm_probes_remove_last(struct fmm_probe *probes, int n)
+{
+	fmm_probe_remove(&probes[n - 1]);
+}
+
 /* For /proc/flexmmap/stats: probe hits missed (re-entrancy), per probe. */
 void fmm_probes_show_missed(struct seq_file *m, struct fmm_probe *probes, int n)
 {

@@ -36,10 +36,6 @@
 #define FMM_WORD_AUTO BIT(6)
 #define FMM_WORD_LOAD_SHIFT 32
 
-typedef unsigned long (*fmm_get_area_t)(struct file *filp, unsigned long addr,
-					unsigned long len, unsigned long pgoff,
-					unsigned long flags);
-
 /* The allocator behind each enum fmm_alloc; the kernel exports its two. */
 static const fmm_get_area_t fmm_allocs[] = {
 	[FMM_ALLOC_KERNEL_TOPDOWN] = arch_get_unmapped_area_topdown,

@@ -28,10 +28,6 @@
 #define FMM_MMF_NX_LO (BITS_PER_LONG - 2)
 #define FMM_MMF_NX_HI (BITS_PER_LONG - 1)
 
-typedef unsigned long (*fmm_get_area_t)(struct file *filp, unsigned long addr,
-					unsigned long len, unsigned long pgoff,
-					unsigned long flags);
-
 /* The allocator behind each enum fmm_alloc; the kernel's two from kallsyms. */
 static fmm_get_area_t fmm_allocs[] = {
 	[FMM_ALLOC_MODULE_BOTTOMUP] = fmm_get_area_bottomup,
