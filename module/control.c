@@ -44,8 +44,9 @@ static int fmm_param_set(const char *val, const struct kernel_param *kp,
 
 static int fmm_param_set_layout(const char *val, const struct kernel_param *kp)
 {
-	return fmm_param_set(val, kp, FLEXMMAP_LAYOUT_MAX,
-			     "0 (kernel), 1 (legacy), 2 (flexible) or 3 (auto)");
+	const char *help = "0 (kernel), 1 (legacy), 2 (flexible) or 3 (auto)";
+
+	return fmm_param_set(val, kp, FLEXMMAP_LAYOUT_MAX, help);
 }
 
 static const struct kernel_param_ops fmm_layout_ops = {
@@ -62,8 +63,9 @@ MODULE_PARM_DESC(layout,
 
 static int fmm_param_set_nx(const char *val, const struct kernel_param *kp)
 {
-	return fmm_param_set(val, kp, FLEXMMAP_NX_MAX,
-			     "0 (kernel), 1 (legacy-exec), 2 (strict) or 3 (W^X)");
+	const char *help = "0 (kernel), 1 (legacy-exec), 2 (strict) or 3 (W^X)";
+
+	return fmm_param_set(val, kp, FLEXMMAP_NX_MAX, help);
 }
 
 static const struct kernel_param_ops fmm_nx_ops = {
