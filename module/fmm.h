@@ -151,17 +151,17 @@ struct fmm_stats {
  * struct fmm_probe - one kprobe of the module's, in a table (probe.c)
  * @symbol: the kernel function
  * @pre: the kprobe pre-handler
- * @kp: the kprobe
- * @installed: whether it is in place now
  * @absent: the kernel was built without what the function belongs to
  *	(for example CONFIG_USERFAULTFD): nothing to hook, skipped
+ * @kp: the kprobe while it is in place, else NULL (probe.c owns it)
+ * @missed: hits missed by the kprobes removed so far
  */
 struct fmm_probe {
 	const char *symbol;
 	kprobe_pre_handler_t pre;
 	bool absent;
-	struct kprobe kp;
-	bool installed;
+	struct fmm_kprobe *kp;
+	unsigned long missed;
 };
 
 extern struct fmm_stats fmm_stats;

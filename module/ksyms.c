@@ -24,11 +24,16 @@ static unsigned long (*fmm_kallsyms_lookup_name)(const char *name);
 
 /*
  * kallsyms_lookup_name() is not exported since 5.7; a kprobe registered
- * on it by name tells us where it is.
+ * on it by name tells us where it is.  Registered disabled, it is never
+ * armed: nothing to disarm, which can fail (probe.c) and would leave this
+ * stack variable in the kernel's kprobe table.
  */
 static int fmm_find_kallsyms(void)
 {
-	struct kprobe kp = { .symbol_name = "kallsyms_lookup_name" };
+	struct kprobe kp = {
+		.symbol_name = "kallsyms_lookup_name",
+		.flags = KPROBE_FLAG_DISABLED,
+	};
 	int ret;
 
 	ret = register_kprobe(&kp);

@@ -9,9 +9,29 @@
 
 #include <linux/kernel.h>
 #include <linux/ftrace.h>
+#include <linux/kmemleak.h>
 #include <linux/kprobes.h>
+#include <linux/mutex.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include "fmm.h"
+
+/*
+ * A kprobe lives in memory of its own, not in the table.  unregister_kprobe()
+ * can fail: a kprobe on an fentry call is disarmed through
+ * ftrace_set_filter_ip(), which allocates, and on -ENOMEM the kernel warns,
+ * clears kp.addr and leaves the kprobe in its hash table (seen under fault
+ * injection, 64-fault-inject.sh).  It never fires again (no address matches
+ * NULL), but the kernel walks that table on every module load: the kprobe's
+ * memory must outlive the module, so such a kprobe is left allocated.
+ */
+struct fmm_kprobe {
+	struct kprobe kp;
+	struct fmm_probe *probe;
+};
+
+/* Guards each fmm_probe's @kp and @missed against the stats reader. */
+static DEFINE_MUTEX(fmm_probes_mutex);
 
 /*
  * Every probe's pre-handler.  Our probes sit on fentry calls, so
@@ -21,7 +41,7 @@
  */
 static int fmm_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct fmm_probe *h = container_of(p, struct fmm_probe, kp);
+	struct fmm_probe *h = container_of(p, struct fmm_kprobe, kp)->probe;
 	int ret = h->pre(p, regs);
 
 	if (ret || !kprobe_ftrace(p) || regs->orig_ax != -1)
@@ -36,31 +56,49 @@ NOKPROBE_SYMBOL(fmm_kprobe_pre);
 
 static int fmm_probe_install(struct fmm_probe *h)
 {
+	struct fmm_kprobe *k;
 	int ret;
 
 	if (h->absent)
 		return 0;
-	/* A kprobe must be cleared before it can be registered again. */
-	memset(&h->kp, 0, sizeof(h->kp));
-	h->kp.symbol_name = h->symbol;
-	h->kp.pre_handler = fmm_kprobe_pre;
-	ret = register_kprobe(&h->kp);
+	k = kzalloc(sizeof(*k), GFP_KERNEL);
+	if (!k)
+		return -ENOMEM;
+	k->probe = h;
+	k->kp.symbol_name = h->symbol;
+	k->kp.pre_handler = fmm_kprobe_pre;
+	ret = register_kprobe(&k->kp);
 	if (ret) {
 		pr_err("cannot hook %s (%d)\n", h->symbol, ret);
+		kfree(k);
 		return ret;
 	}
-	h->installed = true;
+	mutex_lock(&fmm_probes_mutex);
+	h->kp = k;
+	mutex_unlock(&fmm_probes_mutex);
 	return 0;
 }
 
 static void fmm_probe_remove(struct fmm_probe *h)
 {
-	if (!h->installed)
+	struct fmm_kprobe *k = h->kp;
+
+	if (!k)
 		return;
-	unregister_kprobe(&h->kp);
-	if (h->kp.nmissed)
-		pr_warn("%s: %lu hit(s) missed\n", h->symbol, h->kp.nmissed);
-	h->installed = false;
+	unregister_kprobe(&k->kp);
+	mutex_lock(&fmm_probes_mutex);
+	h->kp = NULL;
+	h->missed += k->kp.nmissed;
+	mutex_unlock(&fmm_probes_mutex);
+	if (k->kp.nmissed)
+		pr_warn("%s: %lu hit(s) missed\n", h->symbol, k->kp.nmissed);
+	if (!k->kp.addr) {
+		pr_err("%s: the kernel could not remove our kprobe; its %zu bytes stay allocated\n",
+		       h->symbol, sizeof(*k));
+		kmemleak_not_leak(k);
+		return;
+	}
+	kfree(k);
 }
 
 /* Install probes[0..n) in order, all or nothing. */
@@ -97,12 +135,17 @@ void fmm_probes_remove_last(struct fmm_probe *probes, int n)
 /* For /proc/flexmmap/stats: probe hits missed (re-entrancy), per probe. */
 void fmm_probes_show_missed(struct seq_file *m, struct fmm_probe *probes, int n)
 {
+	unsigned long missed;
 	int i;
 
 	for (i = 0; i < n; i++) {
 		if (probes[i].absent)
 			continue;
-		seq_printf(m, "missed_%s %lu\n", probes[i].symbol,
-			   probes[i].kp.nmissed);
+		mutex_lock(&fmm_probes_mutex);
+		missed = probes[i].missed;
+		if (probes[i].kp)
+			missed += probes[i].kp->kp.nmissed;
+		mutex_unlock(&fmm_probes_mutex);
+		seq_printf(m, "missed_%s %lu\n", probes[i].symbol, missed);
 	}
 }

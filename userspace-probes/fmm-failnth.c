@@ -8,7 +8,7 @@
  * the operation either fails cleanly or succeeds.  A C program rather than
  * the shell: a shell allocates between arming fail-nth and the operation.
  *
- * Usage: fmm-failnth-64 [--max N] OP [ARGS...]
+ * Usage: fmm-failnth-64 [--max N | --last N] OP [ARGS...]
  *   fork			fork(); the child maps 64 KiB, writes and
  *				reads it back, unmaps it and exits 0
  *   exec PROG [ARG...]	a child arms its own fail-nth and execs PROG
@@ -24,7 +24,8 @@
  * A first run with fail-nth at 2^30 counts the points (calls into the
  * fault-injection framework) the operation passes, C; then the operation
  * runs with the failure at point N for N = 1..C+1, or at --max points
- * spread evenly over that range.  A run "injected" if fail-nth reads 0
+ * spread evenly over that range, or at each of the last --last points
+ * (a module's init runs at the end of finit_module()).  A run "injected" if fail-nth reads 0
  * afterwards.  Prints one line:
  *   OP points=C runs=R injected=I failed=F max_ms=M errors=ENOMEM:n,...
  * ("killed": an exec killed past its point of no return; max_ms: the
@@ -488,14 +489,14 @@ static unsigned int run(int fd, unsigned int n, int argc, char **argv)
 
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: fmm-failnth [--max N] fork | exec PROG [ARG...] | write FILE TEXT |\n"
+	fprintf(stderr, "usage: fmm-failnth [--max N | --last N] fork | exec PROG [ARG...] | write FILE TEXT |\n"
 		"                   insmod KO [PARAMS] | rmmod NAME KO [PARAMS]\n");
 	exit(2);
 }
 
 int main(int argc, char **argv)
 {
-	unsigned long max = 0, i, nr, last = 0;
+	unsigned long max = 0, tail = 0, i, nr, last = 0;
 	unsigned int points, l, n;
 	bool first = true;
 	int fd, need;
@@ -506,6 +507,11 @@ int main(int argc, char **argv)
 	argv++, argc--;
 	if (argc >= 2 && !strcmp(argv[0], "--max")) {
 		max = strtoul(argv[1], NULL, 10);
+		argv += 2, argc -= 2;
+	} else if (argc >= 2 && !strcmp(argv[0], "--last")) {
+		tail = strtoul(argv[1], NULL, 10);
+		if (!tail)
+			usage();
 		argv += 2, argc -= 2;
 	}
 	if (argc < 1)
@@ -528,8 +534,13 @@ int main(int argc, char **argv)
 	nr = points + 1;
 	if (max && nr > max)
 		nr = max;
+	if (tail && nr > tail)
+		nr = tail;
 	for (i = 0; i < nr; i++) {
-		n = nr > 1 ? 1 + i * points / (nr - 1) : 1;
+		if (tail)
+			n = points + 2 - nr + i;
+		else
+			n = nr > 1 ? 1 + i * points / (nr - 1) : 1;
 		if (!first && n == last)
 			continue;
 		first = false;
