@@ -20,6 +20,10 @@
 # is Debian's kernel.  GUEST=trixie (or KERNEL=trixie) is Debian 13 and its
 # 6.12 kernel; the module is built for it in a trixie build root in the cache
 # (scripts/trixie-chroot: 6.12's build tools need trixie's C library).
+# GUEST=i386 (or KERNEL=i386) is 32-bit Debian 12 and its 686-pae kernel
+# (qemu-system-i386, PAE and NX); the module is cross-built for it here
+# (ARCH=i386, against the i386 headers that scripts/i386-headers unpacks
+# into the cache), and the benchmark and selftest programs are 32-bit.
 #
 # Everything built lives under $(FLEXMMAP_CACHE) (default ~/.cache/flexmmap),
 # never in this tree.
@@ -31,6 +35,9 @@ export FLEXMMAP_CACHE
 SRC := $(CURDIR)
 ifeq ($(GUEST),trixie)
 KERNEL := trixie
+endif
+ifeq ($(GUEST),i386)
+KERNEL := i386
 endif
 KERNEL ?= stock
 export FLEXMMAP_KERNEL := $(KERNEL)
@@ -45,14 +52,24 @@ KDIR = $(shell $(SRC)/scripts/build-kernel --print)/linux
 else ifeq ($(KERNEL),trixie)
 BUILD := $(FLEXMMAP_CACHE)/build/trixie
 KDIR :=
+else ifeq ($(KERNEL),i386)
+BUILD := $(FLEXMMAP_CACHE)/build/i386
+KDIR = $(shell $(SRC)/scripts/i386-headers --quiet)
+KARCH := ARCH=i386
 else
-$(error KERNEL must be stock (Debian's kernel), source (make kernel) or trixie (Debian 13), not '$(KERNEL)')
+$(error KERNEL must be stock (Debian's kernel), source (make kernel), trixie (Debian 13) or i386 (Debian 12, 32-bit), not '$(KERNEL)')
+endif
+# The guest's own programs (benchmark, selftests): 32-bit for the i386 guest.
+ifeq ($(KERNEL),i386)
+GUEST_M := -m32
+else
+GUEST_M := -m64
 endif
 OUT := $(BUILD)/out
 KMOD := $(BUILD)/kmod
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 
-.PHONY: notrixie all module probes benchprog selftests stage deps image vm check check-donothing lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel check-all
+.PHONY: notrixie i386-headers all module probes benchprog selftests stage deps image vm check check-donothing lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel check-all
 
 all: module probes benchprog selftests stage
 
@@ -61,6 +78,9 @@ deps:
 
 ifeq ($(KERNEL),source)
 module: kernel
+endif
+ifeq ($(KERNEL),i386)
+module: i386-headers
 endif
 # The sources are copied to $(KMOD): kbuild writes its objects beside them.
 # Trixie's 6.12 headers are used in the trixie build root.  Objects built
@@ -72,7 +92,8 @@ endif
 module:
 ifneq ($(KERNEL),trixie)
 	@test -f "$(KDIR)/Makefile" || { \
-	  echo "flexmmap: no kernel tree at $(KDIR) (KERNEL=stock: linux-headers-6.1.0-NN-amd64);" \
+	  echo "flexmmap: no kernel tree at $(KDIR) (KERNEL=stock: linux-headers-6.1.0-NN-amd64;" \
+	       "KERNEL=i386: scripts/i386-headers);" \
 	       "run 'make deps' or 'apt-get install linux-headers-amd64'" >&2; exit 1; }
 endif
 	@[ "$$(cat $(KMOD)/.kdir 2>/dev/null)" = "$(KERNEL) $(KDIR)" ] || rm -rf $(KMOD)
@@ -90,9 +111,14 @@ ifeq ($(KERNEL),trixie)
 	$(SRC)/scripts/trixie-chroot $(KMOD) -- sh -c \
 	  'make -C /usr/src/linux-headers-*-amd64 M=$(KMOD) W=1 modules'
 else
-	$(MAKE) -C $(KDIR) M=$(KMOD) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(KMOD) $(KARCH) W=1 modules
 endif
 	@cp $(KMOD)/flexmmap.ko $(OUT)/flexmmap.ko
+
+# The i386 guest kernel's headers, unpacked into the cache, with this
+# machine's linux-kbuild-6.1 tools (a no-op once made).
+i386-headers: deps
+	@$(SRC)/scripts/i386-headers >/dev/null
 
 # linux-source-6.1 with patches/ and scripts/kernel.config, built in
 # $(FLEXMMAP_CACHE)/source-kernel/<key>; a no-op when nothing changed.
@@ -113,7 +139,7 @@ BENCH_OUT := $(OUT)/bench
 benchprog: $(BENCH_OUT)/fmm-bench $(BENCH_OUT)/flexmmap-bench
 $(BENCH_OUT)/fmm-bench: $(SRC)/bench/fmm-bench.c
 	@mkdir -p $(BENCH_OUT)
-	$(CC) -m64 -static -Wall -Wextra -Werror -O2 -std=gnu11 -o $@ $<
+	$(CC) $(GUEST_M) -static -Wall -Wextra -Werror -O2 -std=gnu11 -o $@ $<
 $(BENCH_OUT)/flexmmap-bench: $(SRC)/bench/flexmmap-bench
 	@install -D -m 0755 $< $@
 
@@ -125,7 +151,7 @@ ST_OUT := $(OUT)/selftests
 selftests: $(addprefix $(ST_OUT)/,$(SELFTESTS))
 $(ST_OUT)/%: $(LINUX_SRC)/.extracted
 	@mkdir -p $(ST_OUT)
-	$(CC) -static -O2 -I$(LINUX_SRC)/tools/testing/selftests -o $@ \
+	$(CC) $(GUEST_M) -static -O2 -I$(LINUX_SRC)/tools/testing/selftests -o $@ \
 	  $(LINUX_SRC)/tools/testing/selftests/vm/$*.c
 
 # The guest sees $(OUT) at /flexmmap: module, probes and the guest-side tests.
@@ -185,6 +211,9 @@ notrixie:
 	@test "$(KERNEL)" != trixie || { \
 	  echo "flexmmap: 'make $(MAKECMDGOALS)' is for this machine's own kernel, not KERNEL=trixie;" \
 	       "on Debian 13 install flexmmap-dkms (make deb)" >&2; exit 1; }
+	@test "$(KERNEL)" != i386 || { \
+	  echo "flexmmap: 'make $(MAKECMDGOALS)' is for this machine's own kernel, not KERNEL=i386;" \
+	       "on a 32-bit Debian 12 install flexmmap-dkms (make deb)" >&2; exit 1; }
 
 # checkpatch --strict, sparse, clang-format, shellcheck, -Werror, py_compile
 lint: deps
@@ -206,7 +235,7 @@ ifeq ($(KERNEL),trixie)
 	$(SRC)/scripts/trixie-chroot $(DNMOD) -- sh -c \
 	  'make -C /usr/src/linux-headers-*-amd64 M=$(DNMOD) W=1 modules'
 else
-	$(MAKE) -C $(KDIR) M=$(DNMOD) W=1 modules
+	$(MAKE) -C $(KDIR) M=$(DNMOD) $(KARCH) W=1 modules
 endif
 	@cp $(DNMOD)/flexmmap.ko $(OUT)/donothing/flexmmap.ko
 	@$(SRC)/tests/donothing/check $(CHECK_ARGS)

@@ -36,12 +36,15 @@ flexmmap_kver() {
 # "source" (built from linux-source-6.1 with patches/ by
 # scripts/build-kernel) or "trixie" (Debian 13's stock 6.12 with a trixie
 # root filesystem; the module is built for it in a trixie build root, and
-# "make check GUEST=trixie" runs the whole suite there).
+# "make check GUEST=trixie" runs the whole suite there) or "i386" (Debian
+# 12's 32-bit 686-pae kernel of the same version as the amd64 headers, with
+# an i386 root filesystem; the module is cross-built for it here,
+# scripts/i386-headers).
 # FLEXMMAP_KERNEL sets it for every script; qemu/run --kernel for one boot.
 flexmmap_kernel() {
 	case ${FLEXMMAP_KERNEL:-stock} in
-	stock | source | trixie) echo "${FLEXMMAP_KERNEL:-stock}" ;;
-	*) die "FLEXMMAP_KERNEL must be stock, source or trixie, not '$FLEXMMAP_KERNEL'" ;;
+	stock | source | trixie | i386) echo "${FLEXMMAP_KERNEL:-stock}" ;;
+	*) die "FLEXMMAP_KERNEL must be stock, source, trixie or i386, not '$FLEXMMAP_KERNEL'" ;;
 	esac
 }
 
@@ -71,6 +74,7 @@ flexmmap_out() {
 	stock) echo "$FLEXMMAP_CACHE/build/out" ;;
 	source) echo "$FLEXMMAP_CACHE/build/source/out" ;;
 	trixie) echo "$FLEXMMAP_CACHE/build/trixie/out" ;;
+	i386) echo "$FLEXMMAP_CACHE/build/i386/out" ;;
 	esac
 }
 
@@ -85,5 +89,9 @@ flexmmap_guest_kver() {
 		cat "$d/kver"
 		;;
 	trixie) flexmmap_trixie_kernel | cut -d' ' -f1 ;;
+	i386)
+		d=$(flexmmap_kver) || exit 1
+		echo "${d%-amd64}-686-pae"
+		;;
 	esac
 }
