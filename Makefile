@@ -99,14 +99,14 @@ endif
 	@[ "$$(cat $(KMOD)/.kdir 2>/dev/null)" = "$(KERNEL) $(KDIR)" ] || rm -rf $(KMOD)
 	@mkdir -p $(KMOD)/module $(KMOD)/include $(OUT)
 	@echo "$(KERNEL) $(KDIR)" >$(KMOD)/.kdir
-	@cp -u $(SRC)/Kbuild $(KMOD)/Kbuild
-	@cp -u -r $(SRC)/module/. $(KMOD)/module/
+	@$(SRC)/scripts/copy-changed $(SRC)/Kbuild $(KMOD)/Kbuild
+	@$(SRC)/scripts/copy-changed $(SRC)/module $(KMOD)/module
 	@# A file gone from module/ takes its object along (scripts/callgraph reads them).
 	@for f in $(KMOD)/module/*.[ch]; do \
 	  b=$${f##*/}; [ -e "$(SRC)/module/$$b" ] || \
 	  rm -f "$$f" "$(KMOD)/module/$${b%.*}.o" "$(KMOD)/module/.$${b%.*}.o.cmd"; \
 	done
-	@cp -u -r $(SRC)/include/. $(KMOD)/include/
+	@$(SRC)/scripts/copy-changed $(SRC)/include $(KMOD)/include
 ifeq ($(KERNEL),trixie)
 	$(SRC)/scripts/trixie-chroot $(KMOD) -- sh -c \
 	  'make -C /usr/src/linux-headers-*-amd64 M=$(KMOD) W=1 modules'

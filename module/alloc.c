@@ -213,7 +213,6 @@ static unsigned long fmm_topdown(unsigned long addr0, unsigned long len,
 {
 	struct fmm_search s = {
 		.length = len,
-		.low = PAGE_SIZE,
 		.align_mask = align_mask,
 		.align_offset = align_offset,
 		.start_gap = start_gap,
@@ -225,9 +224,7 @@ static unsigned long fmm_topdown(unsigned long addr0, unsigned long len,
 	/* MAP_32BIT wants the low 2 GiB: that search is always bottom-up. */
 	if (!in_32bit_syscall() && (flags & MAP_32BIT))
 		goto bottomup;
-	/* 6.12: MAP_ABOVE4G (0 on 6.1, compat.h) keeps the low 4 GiB free. */
-	if (!in_32bit_syscall() && (flags & MAP_ABOVE4G))
-		s.low = SZ_4G;
+	s.low = fmm_topdown_low(flags);
 
 	if (addr && try_hint) {
 		addr &= PAGE_MASK;

@@ -91,7 +91,25 @@ bool fmm_mm_copy_bases(struct mm_struct *newmm, struct mm_struct *oldmm)
  */
 unsigned long fmm_task_size_32_of(unsigned int personality)
 {
+#ifdef CONFIG_X86_32
+	/* A native 32-bit kernel has one: its user/kernel split. */
+	return TASK_SIZE;
+#else
 	return personality & ADDR_LIMIT_3GB ? 0xc0000000UL : 0xFFFFe000UL;
+#endif
+}
+
+/*
+ * The lowest address of a top-down search: 6.12's MAP_ABOVE4G (0 on 6.1,
+ * compat.h) keeps a 64-bit task's low 4 GiB free.
+ */
+unsigned long fmm_topdown_low(unsigned long flags)
+{
+#ifdef CONFIG_X86_64
+	if (!in_32bit_syscall() && (flags & MAP_ABOVE4G))
+		return SZ_4G;
+#endif
+	return PAGE_SIZE;
 }
 
 unsigned long fmm_task_size_32(void)

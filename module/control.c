@@ -80,6 +80,18 @@ MODULE_PARM_DESC(nx,
 		 "initial vm.flexmmap_nx: 0 kernel (default), 1 legacy-exec, 2 strict, 3 W^X");
 /* clang-format on */
 
+/*
+ * For tests: find stack_guard_gap and mmap_min_addr as on a kernel whose
+ * kallsyms lists no data (ksyms.c); a kernel built with patches/ exports
+ * both, and this changes nothing there.
+ */
+bool fmm_kallsyms_data = true;
+module_param_named(kallsyms_data, fmm_kallsyms_data, bool, 0444);
+/* clang-format off */
+MODULE_PARM_DESC(kallsyms_data,
+		 "0: read the kernel's data from /proc, as without CONFIG_KALLSYMS_ALL (tests)");
+/* clang-format on */
+
 static int fmm_layout_max = FLEXMMAP_LAYOUT_MAX;
 
 static const char *const fmm_retarget_names[] = {
@@ -230,6 +242,9 @@ static void fmm_probes_show(struct seq_file *m)
 static int fmm_stats_show(struct seq_file *m, void *v)
 {
 	seq_printf(m, "layout %d\n", READ_ONCE(fmm_layout));
+	seq_printf(m, "kernel_data %s\n", fmm_ksyms_source());
+	seq_printf(m, "stack_guard_gap %lu\n", fmm_stack_guard_gap());
+	seq_printf(m, "mmap_min_addr %lu\n", fmm_mmap_min_addr());
 	seq_printf(m, "exec_kernel %ld\n",
 		   atomic_long_read(&fmm_stats.exec_kernel));
 	seq_printf(m, "exec_legacy %ld\n",

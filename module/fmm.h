@@ -167,9 +167,11 @@ struct fmm_probe {
 extern struct fmm_stats fmm_stats;
 extern int fmm_layout;
 extern int fmm_nx;
+extern bool fmm_kallsyms_data;
 
 /* ksyms.c: what the kernel does not export */
-int fmm_ksyms_init(void);
+int fmm_ksyms_init(bool use_kallsyms);
+const char *fmm_ksyms_source(void);
 int fmm_ksym(const char *name, unsigned long *addr);
 unsigned long fmm_stack_guard_gap(void);
 unsigned long fmm_mmap_min_addr(void);
@@ -183,6 +185,7 @@ bool fmm_hint_valid(unsigned long addr, unsigned long len);
 unsigned long fmm_task_size_32(void);
 unsigned long fmm_task_size_32_of(unsigned int personality);
 unsigned long fmm_task_size_64(bool full_addr_space);
+unsigned long fmm_topdown_low(unsigned long flags);
 unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy);
 void fmm_mm_set_bases(struct mm_struct *mm, bool legacy, bool kernel_legacy,
 		      const struct rlimit *rlim_stack);

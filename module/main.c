@@ -59,7 +59,7 @@ static int __init fmm_init(void)
 {
 	int ret;
 
-	ret = fmm_ksyms_init();
+	ret = fmm_ksyms_init(fmm_kallsyms_data);
 	if (ret)
 		return ret;
 	ret = fmm_record_init();

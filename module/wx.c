@@ -334,8 +334,14 @@ NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);
 static struct fmm_probe fmm_wx_probes[] = {
 	{ .symbol = "security_mmap_file", .pre = fmm_wx_mmap_pre },
 	{ .symbol = "security_file_mprotect", .pre = fmm_wx_mprotect_pre },
-	{ .symbol = "__x64_sys_personality", .pre = fmm_wx_personality64_pre },
-	{ .symbol = "__ia32_sys_personality", .pre = fmm_wx_personality32_pre },
+	{ .symbol = "__x64_sys_personality",
+	  .pre = fmm_wx_personality64_pre,
+	  .absent = !IS_ENABLED(CONFIG_X86_64) },
+	/* i386's own system calls, and a 64-bit kernel's 32-bit ones. */
+	{ .symbol = "__ia32_sys_personality",
+	  .pre = fmm_wx_personality32_pre,
+	  .absent = !IS_ENABLED(CONFIG_X86_32) &&
+		    !IS_ENABLED(CONFIG_IA32_EMULATION) },
 	{ .symbol = "security_shm_shmat",
 	  .pre = fmm_wx_shmat_pre,
 	  .absent = !IS_ENABLED(CONFIG_SYSVIPC) },
