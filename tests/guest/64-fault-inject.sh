@@ -19,9 +19,9 @@
 # fail-nth: skipped there, as 05 and 95 are.  The source kernel's mmap
 # layout hook has no set of tracked mms (layout-hook.c): the module allocates
 # nothing of its own after insmod, so its allocations are the ones of
-# loading and of the sysctl write.  5-8 minutes under TCG on the debug
-# kernel (281 s measured last; 422 and 466 s before the programs moved to
-# tmpfs, with another guest on the machine).
+# loading and of the sysctl write.  About 12 minutes under TCG on the debug
+# kernel since the insmod sweep runs each of its last 150 points (696 s
+# with two other guests on the machine; 281-466 s before).
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
