@@ -102,6 +102,7 @@
 /* What exec gave this process, learnt once at start-up. */
 static struct {
 	bool is64;
+	bool native32;			/* a 32-bit kernel, not compat */
 	bool addr_3gb;
 	bool randomize;
 	unsigned long page;
@@ -300,6 +301,11 @@ static void setup(void)
 	P.task_size = (1UL << 47) - P.page;	/* DEFAULT_MAP_WINDOW */
 #else
 	P.task_size = P.addr_3gb ? TASK_SIZE_IA32_3GB : TASK_SIZE_IA32;
+	P.native32 = fmm_kernel_is_32bit();
+	if (P.native32) {
+		P.addr_3gb = false;
+		P.task_size = fmm_native_task_size(P.page);
+	}
 #endif
 	P.legacy_base = page_align(P.task_size / 3);
 	getrlimit(RLIMIT_STACK, &rl);

@@ -105,6 +105,7 @@ enum fmm_dir { TOPDOWN, BOTTOMUP };
 static struct {
 	enum fmm_dir dir;
 	bool is64;
+	bool native32;			/* a 32-bit kernel, not compat */
 	bool addr_3gb;
 	bool randomize;
 	unsigned long page;
@@ -258,6 +259,13 @@ static void setup_layout(void)
 	L.stack_rnd_max = STACK_RND_MASK_32 * L.page;
 	rnd_file = "/proc/sys/vm/mmap_rnd_compat_bits";
 	L.rnd_bits = 16;			/* ..._COMPAT_BITS_MAX */
+	L.native32 = fmm_kernel_is_32bit();
+	if (L.native32) {
+		/* One task size, the kernel's split; no compat bits. */
+		L.addr_3gb = false;
+		L.task_size = fmm_native_task_size(L.page);
+		rnd_file = "/proc/sys/vm/mmap_rnd_bits";
+	}
 #endif
 	/* __TASK_UNMAPPED_BASE(): PAGE_ALIGN(task_size / 3) */
 	L.legacy_base = page_align(L.task_size / 3);
@@ -288,8 +296,10 @@ static void setup_layout(void)
 
 static void print_layout(void)
 {
-	ksft_print_msg("PID %d, %d-bit task, personality 0x%x%s, randomisation %s\n",
-		       getpid(), L.is64 ? 64 : 32, personality(0xffffffff),
+	ksft_print_msg("PID %d, %d-bit task%s, personality 0x%x%s, randomisation %s\n",
+		       getpid(), L.is64 ? 64 : 32,
+		       L.native32 ? " on a 32-bit kernel" : "",
+		       personality(0xffffffff),
 		       L.addr_3gb ? " (ADDR_LIMIT_3GB)" : "",
 		       L.randomize ? "on" : "off");
 	ksft_print_msg("task size 0x%lx, legacy base 0x%lx, mmap rnd bits %u%s (max offset 0x%lx), stack rnd max 0x%lx\n",

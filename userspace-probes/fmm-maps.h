@@ -10,10 +10,13 @@
 #ifndef _FMM_MAPS_H
 #define _FMM_MAPS_H
 
+#include <errno.h>
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #define FMM_MAX_VMAS 4096
 
@@ -92,6 +95,54 @@ static int read_ulong(const char *path, unsigned long *val)
 	ret = fscanf(fp, "%lu", val) == 1 ? 0 : -1;
 	fclose(fp);
 	return ret;
+}
+
+/*
+ * Is the kernel itself 32-bit (i386), not a 64-bit kernel running this task
+ * in compat mode?  /proc/kallsyms prints its addresses as wide as the
+ * kernel's longs (as zeros to an unprivileged reader), whatever the task's
+ * personality; uname() would say i686 under "setarch i386" too.
+ */
+static inline bool fmm_kernel_is_32bit(void)
+{
+	char line[64];
+	FILE *fp = fopen("/proc/kallsyms", "r");
+	bool ret;
+
+	if (!fp)
+		return false;
+	ret = fgets(line, sizeof(line), fp) && strcspn(line, " ") == 8;
+	fclose(fp);
+	return ret;
+}
+
+/*
+ * A native 32-bit kernel's TASK_SIZE (its user/kernel split, 0xc0000000 with
+ * VMSPLIT_3G): the end of the highest page a MAP_FIXED_NOREPLACE mapping is
+ * not refused for with ENOMEM (an address in use answers EEXIST).
+ */
+#ifndef MAP_FIXED_NOREPLACE
+#define MAP_FIXED_NOREPLACE 0x100000
+#endif
+static inline unsigned long fmm_native_task_size(unsigned long page)
+{
+	unsigned long lo = 0, hi = ~0UL / page, mid;	/* in pages */
+	void *p;
+
+	while (hi - lo > 1) {
+		mid = lo + (hi - lo) / 2;
+		p = mmap((void *)(mid * page), page, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (p != MAP_FAILED) {
+			munmap(p, page);
+			lo = mid;
+		} else if (errno == ENOMEM || errno == EINVAL) {
+			hi = mid;
+		} else {
+			lo = mid;	/* EEXIST, EPERM: below the end */
+		}
+	}
+	return (lo + 1) * page;
 }
 
 #endif /* _FMM_MAPS_H */
