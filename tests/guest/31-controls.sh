@@ -35,7 +35,7 @@ done
 # alloc_now: the allocator a program exec'd now gets (fmm-layout-64, a
 # PT_GNU_STACK program): what the value read back does, not only says.
 alloc_now() {
-	"$FMM_PROBES/fmm-layout-64" --expect-alloc kernel-topdown 2>&1 |
+	"$FMM_PROBES/fmm-layout-$FMM_NATIVE" --expect-alloc kernel-topdown 2>&1 |
 		sed -n 's/.*allocator of PID [0-9]*: expected [a-z-]*, saw \([a-z-]*\).*/\1/p'
 }
 want_alloc=(kernel-topdown module-bottomup module-topdown module-topdown)

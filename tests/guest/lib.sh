@@ -43,6 +43,9 @@
 #                                  qemu/run and the suite use)
 #   t_smp                          one result: at least 2 CPUs online
 #
+#   t_bits_run BITS                true if BITS-bit probes run on this kernel
+#                                  (BITS is in FMM_BITS)
+#
 # Environment from qemu/run: FLEXMMAP_KVER (the release the image was built
 # for).  Paths: FMM_DIR=/flexmmap (build output), FMM_KO (the module),
 # FMM_PROBES (the probes), FMM_TESTS (these tests).
@@ -52,6 +55,28 @@ FMM_KO=${FMM_KO:-$FMM_DIR/flexmmap.ko}
 FMM_PROBES=${FMM_PROBES:-$FMM_DIR/probes}
 FMM_TESTS=${FMM_TESTS:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+# The guest kernel's native word size, from the kernel itself (the width of
+# a /proc/kallsyms address: 16 hex digits on x86-64, 8 on i386; `uname -m`
+# if that file cannot be read), so a file run under setarch i386 still sees
+# a 64-bit kernel.  FMM_NATIVE: 64 on an x86-64 kernel, 32 on i386.
+# FMM_BITS: the probe flavours that run there ("64 32" on x86-64, whose
+# 32-bit programs are compat tasks; "32" on i386, where -64 probes fail
+# with "Exec format error").  FMM_NATIVE_SKIP: the reason a 64-bit-only
+# case gives on a 32-bit kernel (t_skip; t_skip_all: the suite allows it).
+fmm_native_bits() {
+	local a
+	a=$(awk 'NR == 1 { print length($1); exit }' /proc/kallsyms 2>/dev/null)
+	case $a in
+	16) echo 64 ;;
+	8) echo 32 ;;
+	*) case $(uname -m) in x86_64) echo 64 ;; *) echo 32 ;; esac ;;
+	esac
+}
+FMM_NATIVE=${FMM_NATIVE:-$(fmm_native_bits)}
+if [ "$FMM_NATIVE" = 64 ]; then FMM_BITS="64 32"; else FMM_BITS="32"; fi
+FMM_NATIVE_SKIP="64-bit only: a 32-bit kernel runs no 64-bit programs"
+export FMM_NATIVE FMM_BITS
 
 # --- KTAP ------------------------------------------------------------------
 # kselftest's exit statuses: the suite counts a file that exits KSFT_SKIP as
@@ -145,6 +170,8 @@ t_fail() {
 t_skip() { ktap_test_skip "$1" "${2:-}"; }
 
 t_diag() { ktap_print_msg "$@"; }
+
+t_bits_run() { [[ " $FMM_BITS " == *" $1 "* ]]; }
 
 t_sub() { sed 's/^/#   /'; }
 
