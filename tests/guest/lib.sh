@@ -173,6 +173,42 @@ t_diag() { ktap_print_msg "$@"; }
 
 t_bits_run() { [[ " $FMM_BITS " == *" $1 "* ]]; }
 
+# t_nx_enforced: true if the CPU faults on code run from a non-executable
+# page (a "ret" on the stack of a PT_GNU_STACK "rw" probe does not run).
+# The i386 guest's 686-pae kernel says "NX (Execute Disable) protection:
+# active" and maps the stack rw-p, yet under QEMU's TCG (qemu-system-x86_64
+# -cpu max, 32-bit PAE paging) such code runs: fmm-nx's stack_run item
+# cannot hold there, the other items (READ_IMPLIES_EXEC, the x in
+# /proc/self/maps) still do.
+t_nx_enforced() {
+	"$FMM_PROBES/fmm-nx-$FMM_NATIVE" --print 2>/dev/null | grep -qx 'stack_run=0'
+}
+# t_nx_rules MODE PROBE: PROBE's exec-time items follow vm.flexmmap_nx MODE
+# (fmm-nx --expect MODE), or, where NX is not enforced (t_nx_enforced),
+# those of its items the kernel sets at exec: rie, stack_x, heap_x.
+t_nx_rules() {
+	local mode=$1 probe=$2 gs rie stack_x heap_x
+	if t_nx_enforced; then
+		"$probe" --expect "$mode" >/dev/null 2>&1
+		return
+	fi
+	gs=$("$probe" --print 2>/dev/null | tr '\n' ' ')
+	case $gs in *"gnustack=rwx "*) stack_x=1 ;; *) stack_x=0 ;; esac
+	# READ_IMPLIES_EXEC for no PT_GNU_STACK: mode 0 (the kernel's
+	# elf_read_implies_exec) for a 32-bit program only, mode 1 for any.
+	rie=0
+	if [[ $gs == *"gnustack=- "* ]]; then
+		case $mode in
+		0) [[ $gs == *"bits=64 "* ]] || rie=1 ;;
+		1) rie=1 ;;
+		esac
+	fi
+	[ "$mode" -lt 2 ] || stack_x=0
+	[ "$rie" = 0 ] || stack_x=1
+	heap_x=$rie
+	[[ $gs == *"rie=$rie stack_x=$stack_x "*"heap_x=$heap_x "* ]]
+}
+
 t_sub() { sed 's/^/#   /'; }
 
 t_check() {
