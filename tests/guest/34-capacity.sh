@@ -63,6 +63,11 @@ import json, math, os, sys
 import xml.etree.ElementTree as ET
 
 out, rnd_bits = sys.argv[1], int(sys.argv[2])
+# A compat task's task size on x86-64; on a 32-bit kernel (the i386 guest,
+# native 32) the 3G/1G split's TASK_SIZE.
+native32 = sys.argv[3] == "32"
+TASK32 = 0xC0000000 if native32 else 0xFFFFE000
+RND = "mmap_rnd_bits" if native32 else "mmap_rnd_compat_bits"
 MiB, GiB, PAGE = 1 << 20, 1 << 30, 4096
 data = json.load(open(os.path.join(out, "capacity.json")))
 rows = {r["row"]: r for r in data["rows"] if r["bits"] == 32}
@@ -116,8 +121,8 @@ for rid, (d, a) in want.items():
 fl, lg = C.get("module-flexible"), C.get("module-legacy")
 if fl:
     space = fl["task_size"] - fl["stack_gap"] - fl["image_size"]
-    check(fl["task_size"] == 0xFFFFE000,
-          f"32-bit task size is 0xffffe000 ({fl['task_size']:#x})",
+    check(fl["task_size"] == TASK32,
+          f"32-bit task size is {TASK32:#x} ({fl['task_size']:#x})",
           f"saw {fl['task_size']:#x}")
     what = (f"of {mb(space)} = task size {fl['task_size']:#x} - stack gap "
             f"{mb(fl['stack_gap'])} - image {fl['image_size'] // 1024} KiB")
@@ -134,7 +139,7 @@ if lg:
     rnd_max = ((1 << rnd_bits) - 1) * PAGE
     check(nominal <= base <= nominal + rnd_max + MiB,
           f"module legacy: legacy base {base:#x} = {nominal:#x} + random "
-          f"{base - nominal:#x} (mmap_rnd_compat_bits {rnd_bits})",
+          f"{base - nominal:#x} ({RND} {rnd_bits})",
           f"expected in [{nominal:#x}, {nominal + rnd_max + MiB:#x}]")
     hi = base - lg["start_brk"]
     lo = hi - 2 * MiB
@@ -277,7 +282,13 @@ emit("end")
 PY
 }
 
-rnd_bits=$(sysctl -n vm.mmap_rnd_compat_bits)
+# The random bits of a 32-bit process's bases: a compat task's on x86-64,
+# the kernel's own on a 32-bit kernel.
+if [ "$FMM_NATIVE" = 32 ]; then
+	rnd_bits=$(sysctl -n vm.mmap_rnd_bits)
+else
+	rnd_bits=$(sysctl -n vm.mmap_rnd_compat_bits)
+fi
 ended=0
 while IFS=$'\t' read -r status name why; do
 	case $status in
@@ -287,7 +298,7 @@ while IFS=$'\t' read -r status name why; do
 	end) ended=1 ;;
 	*) t_diag "checker: $status $name $why" ;;
 	esac
-done < <(check_py "$out" "$rnd_bits" 2>&1)
+done < <(check_py "$out" "$rnd_bits" "$FMM_NATIVE" 2>&1)
 [ "$ended" = 1 ] || t_fail "the JSON/SVG checker ran to its end" "see the '#' lines above"
 
 # Bad input: a clear error and a non-zero exit, nothing left changed.

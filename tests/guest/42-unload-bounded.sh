@@ -46,7 +46,7 @@ rmmod_within() {
 stat() { awk -v n="$1" '$1 == n { print $2 }' /proc/flexmmap/stats; }
 
 # --- retargets of a forking process across insmod/rmmod cycles ----------
-"$P/fmm-sleep-64" --fork-loop </dev/null >$S/forker 2>&1 &
+"$P/fmm-sleep-$FMM_NATIVE" --fork-loop </dev/null >$S/forker 2>&1 &
 forker=$!
 (
 	# While the module is out these writes fail: that is part of the test.
@@ -113,10 +113,10 @@ fi
 modprobe fuse
 mkdir -p $S/mnt
 insmod "$FMM_KO" layout=2 || t_fail "insmod layout=2"
-"$P/fmm-fuse-stall-64" serve $S/mnt >$S/server 2>$S/server.err &
+"$P/fmm-fuse-stall-$FMM_NATIVE" serve $S/mnt >$S/server 2>$S/server.err &
 server=$!
 for _ in $(seq 100); do grep -q ready $S/server && break; sleep 0.1; done
-coproc M { exec "$P/fmm-fuse-stall-64" map $S/mnt/stall; }
+coproc M { exec "$P/fmm-fuse-stall-$FMM_NATIVE" map $S/mnt/stall; }
 read -r -t 30 line <&"${M[0]}" || line="no answer: $(cat $S/server.err)"
 mapper=$M_PID
 addr=${line#mapped }

@@ -76,7 +76,7 @@ fmm_native_bits() {
 FMM_NATIVE=${FMM_NATIVE:-$(fmm_native_bits)}
 if [ "$FMM_NATIVE" = 64 ]; then FMM_BITS="64 32"; else FMM_BITS="32"; fi
 FMM_NATIVE_SKIP="64-bit only: a 32-bit kernel runs no 64-bit programs"
-export FMM_NATIVE FMM_BITS
+export FMM_NATIVE FMM_BITS FMM_NATIVE_SKIP
 
 # --- KTAP ------------------------------------------------------------------
 # kselftest's exit statuses: the suite counts a file that exits KSFT_SKIP as
