@@ -130,9 +130,12 @@ for _ in $(seq 100); do grep -q stalled $S/server.err && break; sleep 0.1; done
 t_check "harness: a read of its page through /proc/PID/mem stalls in the FUSE server" \
 	grep -q "READ 1 stalled" $S/server.err
 t0=$SECONDS
+# In the kernel log: when the write starts (the module logs its refusal).
+echo "flexmmap-test: 42: retarget of $mapper with its mmap lock held starts" >/dev/kmsg
 # shellcheck disable=SC2016 # expanded by the inner bash
 err=$(timeout -s KILL 10 bash -c 'printf "%s\n" "$1" >"$2"' bash "$mapper legacy" $R 2>&1)
 rc=$?
+echo "flexmmap-test: 42: the retarget writer exited $rc" >/dev/kmsg
 if [ $rc != 0 ] && [[ $err == *'temporarily unavailable'* ]] && ((SECONDS - t0 <= 5)); then
 	t_ok "a retarget of it is refused within 5 s while its mmap lock is held ($((SECONDS - t0)) s)"
 else
