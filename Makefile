@@ -132,7 +132,8 @@ $(LINUX_SRC)/.extracted:
 
 probes: ksrc
 	@mkdir -p $(OUT)/probes
-	$(MAKE) -C $(SRC)/userspace-probes O=$(OUT)/probes KSFT_DIR=$(LINUX_SRC)/tools/testing/selftests
+	$(MAKE) -C $(SRC)/userspace-probes O=$(OUT)/probes KSFT_DIR=$(LINUX_SRC)/tools/testing/selftests \
+	  GUEST_M=$(GUEST_M)
 
 # The benchmark's programs (bench/): fmm-bench (static) and its driver.
 BENCH_OUT := $(OUT)/bench

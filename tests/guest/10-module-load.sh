@@ -16,7 +16,7 @@ t_eq "harness: modinfo: vermagic is this kernel's release, license GPL" \
 lsmod | grep -q '^flexmmap ' && rmmod flexmmap
 t_dmesg_mark
 t_insmod
-out=$("$FMM_PROBES/fmm-layout-64" --expect topdown --expect-alloc module-topdown 2>&1)
+out=$("$FMM_PROBES/fmm-layout-$FMM_NATIVE" --expect topdown --expect-alloc module-topdown 2>&1)
 rc=$?
 listed=$(grep -c '^flexmmap ' /proc/modules)
 t_eq "insmod: flexmmap is in /proc/modules and a new exec is on module-topdown" \
@@ -24,7 +24,7 @@ t_eq "insmod: flexmmap is in /proc/modules and a new exec is on module-topdown" 
 [ "$rc" = 0 ] || t_sub <<<"$out"
 rmmod flexmmap
 rc=$?
-"$FMM_PROBES/fmm-layout-64" --expect topdown >/dev/null 2>&1
+"$FMM_PROBES/fmm-layout-$FMM_NATIVE" --expect topdown >/dev/null 2>&1
 prc=$?
 t_eq "control (stock after rmmod): rmmod flexmmap; gone from /proc/modules and /proc, a new exec top-down" \
 	"0, 0, no /proc/flexmmap, exit 0" \

@@ -35,7 +35,7 @@ done
 # alloc_now: the allocator a program exec'd now gets (fmm-layout-64, a
 # PT_GNU_STACK program): what the value read back does, not only says.
 alloc_now() {
-	"$FMM_PROBES/fmm-layout-64" --expect-alloc kernel-topdown 2>&1 |
+	"$FMM_PROBES/fmm-layout-$FMM_NATIVE" --expect-alloc kernel-topdown 2>&1 |
 		sed -n 's/.*allocator of PID [0-9]*: expected [a-z-]*, saw \([a-z-]*\).*/\1/p'
 }
 want_alloc=(kernel-topdown module-bottomup module-topdown module-topdown)
@@ -74,7 +74,8 @@ done
 # READ_IMPLIES_EXEC).
 echo 2 >$S
 echo 2 >/proc/sys/vm/flexmmap_nx
-nx_now() { "$FMM_PROBES/fmm-nx-32-nognustack" --expect 2 >/dev/null 2>&1 && echo "mode 2 rules"; }
+t_nx_enforced || t_diag "NX is not enforced on this CPU (code on a rw stack runs): nx=2's rules checked on READ_IMPLIES_EXEC and /proc/self/maps only"
+nx_now() { t_nx_rules 2 "$FMM_PROBES/fmm-nx-32-nognustack" && echo "mode 2 rules"; }
 for f in flexmmap_layout flexmmap_nx; do
 	v=$(cat /proc/sys/vm/$f)
 	for who in nobody userns nobody-userns nocap; do

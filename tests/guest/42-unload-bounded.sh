@@ -46,7 +46,7 @@ rmmod_within() {
 stat() { awk -v n="$1" '$1 == n { print $2 }' /proc/flexmmap/stats; }
 
 # --- retargets of a forking process across insmod/rmmod cycles ----------
-"$P/fmm-sleep-64" --fork-loop </dev/null >$S/forker 2>&1 &
+"$P/fmm-sleep-$FMM_NATIVE" --fork-loop </dev/null >$S/forker 2>&1 &
 forker=$!
 (
 	# While the module is out these writes fail: that is part of the test.
@@ -113,10 +113,10 @@ fi
 modprobe fuse
 mkdir -p $S/mnt
 insmod "$FMM_KO" layout=2 || t_fail "insmod layout=2"
-"$P/fmm-fuse-stall-64" serve $S/mnt >$S/server 2>$S/server.err &
+"$P/fmm-fuse-stall-$FMM_NATIVE" serve $S/mnt >$S/server 2>$S/server.err &
 server=$!
 for _ in $(seq 100); do grep -q ready $S/server && break; sleep 0.1; done
-coproc M { exec "$P/fmm-fuse-stall-64" map $S/mnt/stall; }
+coproc M { exec "$P/fmm-fuse-stall-$FMM_NATIVE" map $S/mnt/stall; }
 read -r -t 30 line <&"${M[0]}" || line="no answer: $(cat $S/server.err)"
 mapper=$M_PID
 addr=${line#mapped }
@@ -130,9 +130,12 @@ for _ in $(seq 100); do grep -q stalled $S/server.err && break; sleep 0.1; done
 t_check "harness: a read of its page through /proc/PID/mem stalls in the FUSE server" \
 	grep -q "READ 1 stalled" $S/server.err
 t0=$SECONDS
+# In the kernel log: when the write starts (the module logs its refusal).
+echo "flexmmap-test: 42: retarget of $mapper with its mmap lock held starts" >/dev/kmsg
 # shellcheck disable=SC2016 # expanded by the inner bash
 err=$(timeout -s KILL 10 bash -c 'printf "%s\n" "$1" >"$2"' bash "$mapper legacy" $R 2>&1)
 rc=$?
+echo "flexmmap-test: 42: the retarget writer exited $rc" >/dev/kmsg
 if [ $rc != 0 ] && [[ $err == *'temporarily unavailable'* ]] && ((SECONDS - t0 <= 5)); then
 	t_ok "a retarget of it is refused within 5 s while its mmap lock is held ($((SECONDS - t0)) s)"
 else

@@ -25,8 +25,8 @@ stat_of() { sed -n "s/^$1 //p" /proc/flexmmap/stats; }
 # READ_IMPLIES_EXEC for a 64-bit program without PT_GNU_STACK.
 in_force() {
 	case $1 in
-	"$L") "$FMM_PROBES/fmm-layout-64" --expect topdown --expect-alloc module-topdown ;;
-	*) "$FMM_PROBES/fmm-nx-64-nognustack" --expect 1 ;;
+	"$L") "$FMM_PROBES/fmm-layout-$FMM_NATIVE" --expect topdown --expect-alloc module-topdown ;;
+	*) "$FMM_PROBES/fmm-nx-$FMM_NATIVE-nognustack" --expect 1 ;;
 	esac >/dev/null 2>&1
 }
 
@@ -66,7 +66,7 @@ ref=$(cat $V)
 echo 0 >$V
 echo 0 >$L
 printf '1 2\n' >$L 2>/dev/null
-"$FMM_PROBES/fmm-layout-64" --expect bottomup --expect-alloc module-bottomup >/dev/null 2>&1
+"$FMM_PROBES/fmm-layout-$FMM_NATIVE" --expect bottomup --expect-alloc module-bottomup >/dev/null 2>&1
 prc=$?
 t_eq "flexmmap_layout takes '1 2' as vm.legacy_va_layout does ($ref): a new exec on module-bottomup" \
 	"$ref, exit 0" "$(cat $L), exit $prc"

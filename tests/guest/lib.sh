@@ -43,6 +43,9 @@
 #                                  qemu/run and the suite use)
 #   t_smp                          one result: at least 2 CPUs online
 #
+#   t_bits_run BITS                true if BITS-bit probes run on this kernel
+#                                  (BITS is in FMM_BITS)
+#
 # Environment from qemu/run: FLEXMMAP_KVER (the release the image was built
 # for).  Paths: FMM_DIR=/flexmmap (build output), FMM_KO (the module),
 # FMM_PROBES (the probes), FMM_TESTS (these tests).
@@ -52,6 +55,28 @@ FMM_KO=${FMM_KO:-$FMM_DIR/flexmmap.ko}
 FMM_PROBES=${FMM_PROBES:-$FMM_DIR/probes}
 FMM_TESTS=${FMM_TESTS:-$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)}
 export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+
+# The guest kernel's native word size, from the kernel itself (the width of
+# a /proc/kallsyms address: 16 hex digits on x86-64, 8 on i386; `uname -m`
+# if that file cannot be read), so a file run under setarch i386 still sees
+# a 64-bit kernel.  FMM_NATIVE: 64 on an x86-64 kernel, 32 on i386.
+# FMM_BITS: the probe flavours that run there ("64 32" on x86-64, whose
+# 32-bit programs are compat tasks; "32" on i386, where -64 probes fail
+# with "Exec format error").  FMM_NATIVE_SKIP: the reason a 64-bit-only
+# case gives on a 32-bit kernel (t_skip; t_skip_all: the suite allows it).
+fmm_native_bits() {
+	local a
+	a=$(awk 'NR == 1 { print length($1); exit }' /proc/kallsyms 2>/dev/null)
+	case $a in
+	16) echo 64 ;;
+	8) echo 32 ;;
+	*) case $(uname -m) in x86_64) echo 64 ;; *) echo 32 ;; esac ;;
+	esac
+}
+FMM_NATIVE=${FMM_NATIVE:-$(fmm_native_bits)}
+if [ "$FMM_NATIVE" = 64 ]; then FMM_BITS="64 32"; else FMM_BITS="32"; fi
+FMM_NATIVE_SKIP="64-bit only: a 32-bit kernel runs no 64-bit programs"
+export FMM_NATIVE FMM_BITS FMM_NATIVE_SKIP
 
 # --- KTAP ------------------------------------------------------------------
 # kselftest's exit statuses: the suite counts a file that exits KSFT_SKIP as
@@ -145,6 +170,44 @@ t_fail() {
 t_skip() { ktap_test_skip "$1" "${2:-}"; }
 
 t_diag() { ktap_print_msg "$@"; }
+
+t_bits_run() { [[ " $FMM_BITS " == *" $1 "* ]]; }
+
+# t_nx_enforced: true if the CPU faults on code run from a non-executable
+# page (a "ret" on the stack of a PT_GNU_STACK "rw" probe does not run).
+# The i386 guest's 686-pae kernel says "NX (Execute Disable) protection:
+# active" and maps the stack rw-p, yet under QEMU's TCG (qemu-system-x86_64
+# -cpu max, 32-bit PAE paging) such code runs: fmm-nx's stack_run item
+# cannot hold there, the other items (READ_IMPLIES_EXEC, the x in
+# /proc/self/maps) still do.
+t_nx_enforced() {
+	"$FMM_PROBES/fmm-nx-$FMM_NATIVE" --print 2>/dev/null | grep -qx 'stack_run=0'
+}
+# t_nx_rules MODE PROBE: PROBE's exec-time items follow vm.flexmmap_nx MODE
+# (fmm-nx --expect MODE), or, where NX is not enforced (t_nx_enforced),
+# those of its items the kernel sets at exec: rie, stack_x, heap_x.
+t_nx_rules() {
+	local mode=$1 probe=$2 gs rie stack_x heap_x
+	if t_nx_enforced; then
+		"$probe" --expect "$mode" >/dev/null 2>&1
+		return
+	fi
+	gs=$("$probe" --print 2>/dev/null | tr '\n' ' ')
+	case $gs in *"gnustack=rwx "*) stack_x=1 ;; *) stack_x=0 ;; esac
+	# READ_IMPLIES_EXEC for no PT_GNU_STACK: mode 0 (the kernel's
+	# elf_read_implies_exec) for a 32-bit program only, mode 1 for any.
+	rie=0
+	if [[ $gs == *"gnustack=- "* ]]; then
+		case $mode in
+		0) [[ $gs == *"bits=64 "* ]] || rie=1 ;;
+		1) rie=1 ;;
+		esac
+	fi
+	[ "$mode" -lt 2 ] || stack_x=0
+	[ "$rie" = 0 ] || stack_x=1
+	heap_x=$rie
+	[[ $gs == *"rie=$rie stack_x=$stack_x "*"heap_x=$heap_x "* ]]
+}
 
 t_sub() { sed 's/^/#   /'; }
 
