@@ -92,6 +92,12 @@ MODULE_PARM_DESC(kallsyms_data,
 		 "0: read the kernel's data from /proc, as without CONFIG_KALLSYMS_ALL (tests)");
 /* clang-format on */
 
+module_param_named(pae_nx, fmm_pae_nx_enable, bool, 0444);
+/* clang-format off */
+MODULE_PARM_DESC(pae_nx,
+		 "0: leave a 32-bit PAE kernel's user mappings executable where its vm_get_page_prot() drops NX (pae-nx.c)");
+/* clang-format on */
+
 static int fmm_layout_max = FLEXMMAP_LAYOUT_MAX;
 
 static const char *const fmm_retarget_names[] = {
@@ -237,6 +243,7 @@ static void fmm_probes_show(struct seq_file *m)
 {
 	fmm_backend.show(m);
 	fmm_wx_probes_show(m);
+	fmm_pae_nx_probes_show(m);
 }
 
 static int fmm_stats_show(struct seq_file *m, void *v)
@@ -263,6 +270,7 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 	seq_printf(m, "retarget %ld\n", atomic_long_read(&fmm_stats.retarget));
 	seq_printf(m, "nx %d\n", READ_ONCE(fmm_nx));
 	seq_printf(m, "wx_armed %d\n", fmm_wx_armed());
+	fmm_pae_nx_show(m);
 	seq_printf(m, "nx_legacy_exec %ld\n",
 		   atomic_long_read(&fmm_stats.nx_legacy_exec));
 	seq_printf(m, "nx_downgraded %ld\n",

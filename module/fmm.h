@@ -153,6 +153,8 @@ struct fmm_stats {
  * @pre: the kprobe pre-handler
  * @absent: the kernel was built without what the function belongs to
  *	(for example CONFIG_USERFAULTFD): nothing to hook, skipped
+ * @moves_ip: @pre may send the call elsewhere (instruction_pointer_set());
+ *	such a kprobe must not be optimized into a jump (probe.c)
  * @kp: the kprobe while it is in place, else NULL (probe.c owns it)
  * @missed: hits missed by the kprobes removed so far
  */
@@ -160,6 +162,7 @@ struct fmm_probe {
 	const char *symbol;
 	kprobe_pre_handler_t pre;
 	bool absent;
+	bool moves_ip;
 	struct fmm_kprobe *kp;
 	unsigned long missed;
 };
@@ -310,6 +313,13 @@ int fmm_wx_arm(void);
 void fmm_wx_disarm(void);
 bool fmm_wx_armed(void);
 void fmm_wx_probes_show(struct seq_file *m);
+
+/* pae-nx.c: NX for user mappings on a 32-bit PAE kernel that drops it */
+extern bool fmm_pae_nx_enable;
+int fmm_pae_nx_init(void);
+void fmm_pae_nx_exit(void);
+void fmm_pae_nx_show(struct seq_file *m);
+void fmm_pae_nx_probes_show(struct seq_file *m);
 
 /* probe.c */
 int fmm_probes_install(struct fmm_probe *probes, int n);

@@ -39,7 +39,8 @@
  *
  * Unload: the control files first (unregistering the sysctls and removing
  * the /proc files wait for handlers already running); no exec reaches us;
- * no process is marked for W^X or enters the W^X probes; no mm is sent to
+ * no process is marked for W^X or enters the W^X probes, nor the PAE NX
+ * stub; no mm is sent to
  * module text (the backend's quiesce); one RCU-tasks grace period, after
  * which no task is in module text (no allocator, hugetlb redirect or deny
  * stub sleeps voluntarily: track.c); and only then the rest of the hooks.
@@ -48,6 +49,7 @@ static void fmm_unhook(void)
 {
 	fmm_backend.stop_exec();
 	fmm_nx_exit();
+	fmm_pae_nx_exit();
 	if (fmm_backend.quiesce)
 		fmm_backend.quiesce();
 	synchronize_rcu_tasks();
@@ -65,9 +67,12 @@ static int __init fmm_init(void)
 	ret = fmm_record_init();
 	if (ret)
 		return ret;
-	ret = fmm_nx_init();
+	ret = fmm_pae_nx_init();
 	if (ret)
 		return ret;
+	ret = fmm_nx_init();
+	if (ret)
+		goto out_pae_nx_exit;
 	ret = fmm_backend.install();
 	if (ret)
 		goto out_nx_exit;
@@ -84,7 +89,9 @@ out_unhook:
 	return ret;
 out_nx_exit:
 	fmm_nx_exit();
-	/* A task may be in a W^X deny stub (module text). */
+out_pae_nx_exit:
+	fmm_pae_nx_exit();
+	/* A task may be in a W^X deny stub or the PAE NX stub (module text). */
 	synchronize_rcu_tasks();
 	return ret;
 }

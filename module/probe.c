@@ -54,6 +54,20 @@ static int fmm_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(fmm_kprobe_pre);
 
+/*
+ * A kprobe on a function without an fentry call (one built without -pg,
+ * as vm_get_page_prot() is) is an int3, which kprobes then optimizes into
+ * a jump to a detour; a detour's pre-handler cannot move the instruction
+ * pointer, the call would go on unchanged.  Kprobes never optimizes a
+ * kprobe with a post-handler (Documentation/trace/kprobes.rst): this one.
+ */
+static void fmm_kprobe_post(struct kprobe *p, struct pt_regs *regs,
+			    unsigned long flags)
+{
+}
+
+NOKPROBE_SYMBOL(fmm_kprobe_post);
+
 static int fmm_probe_install(struct fmm_probe *h)
 {
 	struct fmm_kprobe *k;
@@ -67,6 +81,8 @@ static int fmm_probe_install(struct fmm_probe *h)
 	k->probe = h;
 	k->kp.symbol_name = h->symbol;
 	k->kp.pre_handler = fmm_kprobe_pre;
+	if (h->moves_ip)
+		k->kp.post_handler = fmm_kprobe_post;
 	ret = register_kprobe(&k->kp);
 	if (ret) {
 		pr_err("cannot hook %s (%d)\n", h->symbol, ret);

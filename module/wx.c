@@ -332,31 +332,41 @@ static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);
 
 static struct fmm_probe fmm_wx_probes[] = {
-	{ .symbol = "security_mmap_file", .pre = fmm_wx_mmap_pre },
-	{ .symbol = "security_file_mprotect", .pre = fmm_wx_mprotect_pre },
+	{ .symbol = "security_mmap_file", .pre = fmm_wx_mmap_pre,
+	  .moves_ip = true },
+	{ .symbol = "security_file_mprotect", .pre = fmm_wx_mprotect_pre,
+	  .moves_ip = true },
 	{ .symbol = "__x64_sys_personality",
 	  .pre = fmm_wx_personality64_pre,
+	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_X86_64) },
 	/* i386's own system calls, and a 64-bit kernel's 32-bit ones. */
 	{ .symbol = "__ia32_sys_personality",
 	  .pre = fmm_wx_personality32_pre,
+	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_X86_32) &&
 		    !IS_ENABLED(CONFIG_IA32_EMULATION) },
 	{ .symbol = "security_shm_shmat",
 	  .pre = fmm_wx_shmat_pre,
+	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_SYSVIPC) },
 	{ .symbol = "mfill_atomic_install_pte",
 	  .pre = fmm_wx_uffd_pre,
+	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) },
 	{ .symbol = FMM_UFFD_ZEROPAGE,
 	  .pre = fmm_wx_uffd_zeropage_pre,
+	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) },
 	{ .symbol = FMM_UFFD_HUGETLB_FILL,
 	  .pre = fmm_wx_uffd_pre,
+	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) ||
 		    !IS_ENABLED(CONFIG_HUGETLB_PAGE) },
-	{ .symbol = "access_remote_vm", .pre = fmm_wx_mem_pre },
-	{ .symbol = "ptrace_access_vm", .pre = fmm_wx_ptrace_pre },
+	{ .symbol = "access_remote_vm", .pre = fmm_wx_mem_pre,
+	  .moves_ip = true },
+	{ .symbol = "ptrace_access_vm", .pre = fmm_wx_ptrace_pre,
+	  .moves_ip = true },
 };
 
 /*

@@ -407,7 +407,7 @@ int main(int argc, char **argv)
 		check_bool("code on the stack runs", r.stack_run, stack_x);
 	} else {
 		/* Without NX enforcement all code runs: the rule is 1. */
-		ksft_print_msg("this CPU runs code from non-executable pages (no NX enforcement): code on the stack runs whatever the mode\n");
+		ksft_print_msg("code in non-executable pages runs (no NX: the CPU has none, or a 32-bit PAE kernel without pae_nx): code on the stack runs whatever the mode\n");
 		check_bool("code on the stack runs (no NX enforcement)",
 			   r.stack_run, 1);
 	}

@@ -74,7 +74,7 @@ done
 # READ_IMPLIES_EXEC).
 echo 2 >$S
 echo 2 >/proc/sys/vm/flexmmap_nx
-t_nx_enforced || t_diag "NX is not enforced on this CPU (code on a rw stack runs): nx=2's rules checked on READ_IMPLIES_EXEC and /proc/self/maps only"
+t_nx_enforced || t_diag "NX is not enforced (code on a rw stack runs): nx=2's rules checked on READ_IMPLIES_EXEC and /proc/self/maps only"
 nx_now() { t_nx_rules 2 "$FMM_PROBES/fmm-nx-32-nognustack" && echo "mode 2 rules"; }
 for f in flexmmap_layout flexmmap_nx; do
 	v=$(cat /proc/sys/vm/$f)

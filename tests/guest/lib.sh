@@ -173,13 +173,13 @@ t_diag() { ktap_print_msg "$@"; }
 
 t_bits_run() { [[ " $FMM_BITS " == *" $1 "* ]]; }
 
-# t_nx_enforced: true if the CPU faults on code run from a non-executable
-# page (a "ret" on the stack of a PT_GNU_STACK "rw" probe does not run).
-# The i386 guest's 686-pae kernel says "NX (Execute Disable) protection:
-# active" and maps the stack rw-p, yet under QEMU's TCG (qemu-system-x86_64
-# -cpu max, 32-bit PAE paging) such code runs: fmm-nx's stack_run item
-# cannot hold there, the other items (READ_IMPLIES_EXEC, the x in
-# /proc/self/maps) still do.
+# t_nx_enforced: true if code run from a non-executable page faults now (a
+# "ret" on the stack of a PT_GNU_STACK "rw" probe does not run).  Debian
+# 12's 686-pae kernel says "NX (Execute Disable) protection: active" and
+# maps the stack rw-p, yet its vm_get_page_prot() drops the NX bit and such
+# code runs, unless the module is loaded with pae_nx=1, its default
+# (module/pae-nx.c, 13-pae-nx.sh).  Without NX fmm-nx's stack_run item cannot
+# hold, the other items (READ_IMPLIES_EXEC, the x in /proc/self/maps) do.
 t_nx_enforced() {
 	"$FMM_PROBES/fmm-nx-$FMM_NATIVE" --print 2>/dev/null | grep -qx 'stack_run=0'
 }
