@@ -126,7 +126,8 @@ static struct fmm_probe fmm_probes[] = {
 	{ .symbol = "mm_init", .pre = fmm_mm_init_pre },
 	{ .symbol = "uprobe_dup_mmap", .pre = fmm_fork_pre },
 	{ .symbol = "exit_mmap", .pre = fmm_exit_pre },
-	{ .symbol = "hugetlb_get_unmapped_area", .pre = fmm_hugetlb_pre,
+	{ .symbol = "hugetlb_get_unmapped_area",
+	  .pre = fmm_hugetlb_pre,
 	  .moves_ip = true },
 	{ .symbol = "setup_arg_pages", .pre = fmm_exec_pre },
 };

@@ -63,7 +63,9 @@ static int fmm_pae_nx_pre(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(fmm_pae_nx_pre);
 
 static struct fmm_probe fmm_pae_nx_probes[] = {
-	{ .symbol = "vm_get_page_prot", .pre = fmm_pae_nx_pre, .moves_ip = true,
+	{ .symbol = "vm_get_page_prot",
+	  .pre = fmm_pae_nx_pre,
+	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_X86_PAE) },
 };
 

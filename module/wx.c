@@ -332,9 +332,11 @@ static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);
 
 static struct fmm_probe fmm_wx_probes[] = {
-	{ .symbol = "security_mmap_file", .pre = fmm_wx_mmap_pre,
+	{ .symbol = "security_mmap_file",
+	  .pre = fmm_wx_mmap_pre,
 	  .moves_ip = true },
-	{ .symbol = "security_file_mprotect", .pre = fmm_wx_mprotect_pre,
+	{ .symbol = "security_file_mprotect",
+	  .pre = fmm_wx_mprotect_pre,
 	  .moves_ip = true },
 	{ .symbol = "__x64_sys_personality",
 	  .pre = fmm_wx_personality64_pre,
@@ -363,9 +365,11 @@ static struct fmm_probe fmm_wx_probes[] = {
 	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) ||
 		    !IS_ENABLED(CONFIG_HUGETLB_PAGE) },
-	{ .symbol = "access_remote_vm", .pre = fmm_wx_mem_pre,
+	{ .symbol = "access_remote_vm",
+	  .pre = fmm_wx_mem_pre,
 	  .moves_ip = true },
-	{ .symbol = "ptrace_access_vm", .pre = fmm_wx_ptrace_pre,
+	{ .symbol = "ptrace_access_vm",
+	  .pre = fmm_wx_ptrace_pre,
 	  .moves_ip = true },
 };
 
