@@ -159,6 +159,7 @@ static int fmm_find_stack_guard_gap(void)
 {
 	char *buf, *p, *arg;
 	unsigned long v;
+	size_t len;
 	ssize_t n;
 
 	buf = kmalloc(PAGE_SIZE, GFP_KERNEL);
@@ -175,8 +176,8 @@ static int fmm_find_stack_guard_gap(void)
 	while ((arg = strsep(&p, " "))) {
 		if (!strcmp(arg, "--"))
 			break;
-		if (str_has_prefix(arg, "stack_guard_gap=") &&
-		    !kstrtoul(arg + strlen("stack_guard_gap="), 10, &v))
+		len = str_has_prefix(arg, "stack_guard_gap=");
+		if (len && !kstrtoul(arg + len, 10, &v))
 			fmm_boot_stack_guard_gap = v << PAGE_SHIFT;
 	}
 	kfree(buf);

@@ -102,7 +102,14 @@ out_free:
 /* Only after fmm_redirect_install() succeeded. */
 static void fmm_redirect_remove(void)
 {
-	unregister_ftrace_function(&fmm_ftrace_ops);
+	int ret = unregister_ftrace_function(&fmm_ftrace_ops);
+
+	/*
+	 * It fails only where ftrace has shut itself down after an anomaly
+	 * (ftrace_disabled), which calls no callback any more.
+	 */
+	if (ret)
+		pr_err("cannot remove the ftrace redirect (%d)\n", ret);
 	ftrace_free_filter(&fmm_ftrace_ops);
 }
 

@@ -101,7 +101,8 @@ static int read_ulong(const char *path, unsigned long *val)
  * Is the kernel itself 32-bit (i386), not a 64-bit kernel running this task
  * in compat mode?  /proc/kallsyms prints its addresses as wide as the
  * kernel's longs (as zeros to an unprivileged reader), whatever the task's
- * personality; uname() would say i686 under "setarch i386" too.
+ * personality; uname() would say i686 under "setarch i386" too.  The guest
+ * tests make the same test in shell: fmm_native_bits in tests/guest/lib.sh.
  */
 static inline bool fmm_kernel_is_32bit(void)
 {

@@ -64,6 +64,8 @@ export PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 # 32-bit programs are compat tasks; "32" on i386, where -64 probes fail
 # with "Exec format error").  FMM_NATIVE_SKIP: the reason a 64-bit-only
 # case gives on a 32-bit kernel (t_skip; t_skip_all: the suite allows it).
+# The C probes make the same test: fmm_kernel_is_32bit() in
+# userspace-probes/fmm-maps.h.
 fmm_native_bits() {
 	local a
 	a=$(awk 'NR == 1 { print length($1); exit }' /proc/kallsyms 2>/dev/null)
