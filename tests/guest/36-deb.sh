@@ -49,10 +49,10 @@ else
 fi
 t_check "modprobe flexmmap" modprobe flexmmap
 t_check "the sysctl appeared" test -e /proc/sys/vm/flexmmap_layout
-if out=$(/usr/lib/flexmmap/fmm-layout-64 --expect topdown --expect-alloc module-topdown 2>&1); then
-	t_ok "fmm-layout-64 of flexmmap-tools: module top-down under the default layout"
+if out=$("/usr/lib/flexmmap/fmm-layout-$FMM_NATIVE" --expect topdown --expect-alloc module-topdown 2>&1); then
+	t_ok "fmm-layout-$FMM_NATIVE of flexmmap-tools: module top-down under the default layout"
 else
-	t_fail "fmm-layout-64 of flexmmap-tools: module top-down" "$(grep -E '^(not ok|#)' <<<"$out" | head -20)"
+	t_fail "fmm-layout-$FMM_NATIVE of flexmmap-tools: module top-down" "$(grep -E '^(not ok|#)' <<<"$out" | head -20)"
 fi
 if out=$(flexmmap-compare --modes 1 2>&1) && grep -q 'legacy / module-bottomup' <<<"$out"; then
 	t_ok "flexmmap-compare from /usr/bin runs with the installed module"
