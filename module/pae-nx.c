@@ -10,14 +10,20 @@
  * (nx.c, wx.c) means nothing on such a kernel, and neither does the
  * kernel's own: a non-executable stack runs code.
  *
- * When the kernel has this bug, and pae_nx= is not 0, one kprobe on
- * vm_get_page_prot() sends each call to fmm_pae_nx_page_prot() below,
- * which returns the kernel's own value with NX where the kernel meant it:
- * the table is the kernel's answers for the 16 combinations of VM_READ,
- * VM_WRITE, VM_EXEC and VM_SHARED, read at load, plus _PAGE_NX for the
- * present, non-executable ones (the PAGE_* values of protection_map[]
- * without _EXEC carry it).  On 32-bit nothing else enters the result
- * (protection keys and memory encryption are 64-bit only).
+ * When the kernel has this bug, and pae_nx= is not 0, a kretprobe on
+ * vm_get_page_prot() adds _PAGE_NX to its result where the kernel meant it:
+ * the kernel's answers for the 16 combinations of VM_READ, VM_WRITE,
+ * VM_EXEC and VM_SHARED are read at load, and those that are present and
+ * not executable get NX (the PAGE_* values of protection_map[] without
+ * _EXEC carry it).  On 32-bit nothing else enters the result (protection
+ * keys and memory encryption are 64-bit only).  The function has no fentry
+ * call, so the kprobe under the kretprobe is an int3 that kprobes turns
+ * into a jump; a kprobe that sent the call elsewhere would have to stay an
+ * int3 (probe.c, moves_ip), which costs each mmap() about twice as much
+ * under TCG (make bench GUEST=i386: exec+exit 1.011 against 1.01).  The
+ * kretprobe has instances for four times the CPUs (a call does not sleep);
+ * a call that finds none keeps the kernel's value and is counted in
+ * missed_vm_get_page_prot.
  *
  * Not corrected: the same truncation is in x86's pte_flags_need_flush()
  * (unsigned long flags), so mprotect() taking PROT_EXEC away, which
@@ -35,9 +41,11 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
+#include <linux/kmemleak.h>
 #include <linux/kprobes.h>
 #include <linux/mm.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include "fmm.h"
 
 /* pae_nx= (control.c): 0 leaves the kernel's vm_get_page_prot() alone. */
@@ -45,36 +53,49 @@ bool fmm_pae_nx_enable = true;
 
 #define FMM_PROT_BITS (VM_READ | VM_WRITE | VM_EXEC | VM_SHARED)
 
-static pteval_t fmm_pae_prot[FMM_PROT_BITS + 1] __ro_after_init;
+/* Which of vm_get_page_prot()'s answers get NX, by those four bits. */
+static bool fmm_pae_nx_add[FMM_PROT_BITS + 1] __ro_after_init;
 static const char *fmm_pae_nx_state = "kernel";
+/* While armed; the control files, which read it, exist only meanwhile. */
+static struct kretprobe *fmm_pae_nx_rp;
+static unsigned long fmm_pae_nx_missed;
 
-/* Runs instead of vm_get_page_prot(), with its argument and caller. */
-static noinline pgprot_t fmm_pae_nx_page_prot(unsigned long vm_flags)
-{
-	return __pgprot(fmm_pae_prot[vm_flags & FMM_PROT_BITS]);
-}
-
-static int fmm_pae_nx_pre(struct kprobe *p, struct pt_regs *regs)
-{
-	instruction_pointer_set(regs, (unsigned long)fmm_pae_nx_page_prot);
-	return 1;
-}
-
-NOKPROBE_SYMBOL(fmm_pae_nx_pre);
-
-static struct fmm_probe fmm_pae_nx_probes[] = {
-	{ .symbol = "vm_get_page_prot",
-	  .pre = fmm_pae_nx_pre,
-	  .moves_ip = true,
-	  .absent = !IS_ENABLED(CONFIG_X86_PAE) },
+struct fmm_pae_nx_call {
+	unsigned long vm_flags;
 };
 
+static int fmm_pae_nx_entry(struct kretprobe_instance *ri,
+			    struct pt_regs *regs)
+{
+	struct fmm_pae_nx_call *c = (struct fmm_pae_nx_call *)ri->data;
+
+	c->vm_flags = regs_get_kernel_argument(regs, 0);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(fmm_pae_nx_entry);
+
+/* i386 returns the 64-bit pgprot_t in edx:eax; NX is bit 31 of edx. */
+static int fmm_pae_nx_return(struct kretprobe_instance *ri,
+			     struct pt_regs *regs)
+{
+	struct fmm_pae_nx_call *c = (struct fmm_pae_nx_call *)ri->data;
+
+	if (fmm_pae_nx_add[c->vm_flags & FMM_PROT_BITS])
+		regs->dx |= upper_32_bits(_PAGE_NX);
+	return 0;
+}
+
+NOKPROBE_SYMBOL(fmm_pae_nx_return);
+
 /*
- * Read the kernel's table; arm the probe if it drops NX somewhere.  Not
- * armed (state "kernel") on a kernel that keeps NX, or whose CPU has none.
+ * Read the kernel's answers; arm the kretprobe if it drops NX somewhere.
+ * Not armed (state "kernel") on a kernel that keeps NX, or whose CPU has
+ * none.
  */
 int fmm_pae_nx_init(void)
 {
+	struct kretprobe *rp;
 	bool differs = false;
 	unsigned long i;
 	pteval_t val;
@@ -86,33 +107,64 @@ int fmm_pae_nx_init(void)
 	}
 	for (i = 0; i <= FMM_PROT_BITS; i++) {
 		val = pgprot_val(vm_get_page_prot(i));
-		if (!(i & VM_EXEC) && (val & _PAGE_PRESENT) &&
-		    (__supported_pte_mask & _PAGE_NX) && !(val & _PAGE_NX)) {
-			val |= _PAGE_NX;
-			differs = true;
-		}
-		fmm_pae_prot[i] = val;
+		fmm_pae_nx_add[i] = !(i & VM_EXEC) && (val & _PAGE_PRESENT) &&
+				    (__supported_pte_mask & _PAGE_NX) &&
+				    !(val & _PAGE_NX);
+		differs |= fmm_pae_nx_add[i];
 	}
 	if (!differs)
 		return 0;
 	if (!IS_ENABLED(CONFIG_X86_PAE)) {
-		/* The table holds all of the result on 32-bit PAE only. */
+		/* The return registers above are i386's. */
 		pr_warn("vm_get_page_prot() drops NX on this kernel; not corrected here\n");
 		return 0;
 	}
-	ret = fmm_probes_install(fmm_pae_nx_probes,
-				 ARRAY_SIZE(fmm_pae_nx_probes));
-	if (ret)
+	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
+	if (!rp)
+		return -ENOMEM;
+	rp->kp.symbol_name = "vm_get_page_prot";
+	rp->entry_handler = fmm_pae_nx_entry;
+	rp->handler = fmm_pae_nx_return;
+	rp->data_size = sizeof(struct fmm_pae_nx_call);
+	rp->maxactive = max(64U, 4 * num_possible_cpus());
+	ret = register_kretprobe(rp);
+	if (ret) {
+		pr_err("cannot hook vm_get_page_prot (%d)\n", ret);
+		kfree(rp);
 		return ret;
+	}
+	fmm_pae_nx_rp = rp;
 	fmm_pae_nx_state = "fixed";
 	pr_info("this kernel's vm_get_page_prot() drops NX: set again for mappings made from now on\n");
 	return 0;
 }
 
-/* Before the unload's RCU-tasks grace period: a task may be in the stub. */
+/*
+ * After the control files are gone.  unregister_kretprobe() waits for the
+ * handlers running; a call still inside vm_get_page_prot() then returns
+ * through the kernel's trampoline without calling us.  If the kernel could
+ * not remove the kprobe (kp.addr cleared, see probe.c) it stays in its
+ * table: its memory must outlive the module.
+ */
 void fmm_pae_nx_exit(void)
 {
-	fmm_probes_remove(fmm_pae_nx_probes, ARRAY_SIZE(fmm_pae_nx_probes));
+	struct kretprobe *rp = fmm_pae_nx_rp;
+
+	if (!rp)
+		return;
+	unregister_kretprobe(rp);
+	fmm_pae_nx_rp = NULL;
+	fmm_pae_nx_missed += rp->nmissed + rp->kp.nmissed;
+	if (fmm_pae_nx_missed)
+		pr_warn("vm_get_page_prot: %lu call(s) kept the kernel's value\n",
+			fmm_pae_nx_missed);
+	if (!rp->kp.addr) {
+		pr_err("vm_get_page_prot: the kernel could not remove our kretprobe; its %zu bytes stay allocated\n",
+		       sizeof(*rp));
+		kmemleak_not_leak(rp);
+		return;
+	}
+	kfree(rp);
 }
 
 void fmm_pae_nx_show(struct seq_file *m)
@@ -120,8 +172,12 @@ void fmm_pae_nx_show(struct seq_file *m)
 	seq_printf(m, "pae_nx %s\n", fmm_pae_nx_state);
 }
 
+/* Calls that kept the kernel's value: no free instance, or re-entrancy. */
 void fmm_pae_nx_probes_show(struct seq_file *m)
 {
-	fmm_probes_show_missed(m, fmm_pae_nx_probes,
-			       ARRAY_SIZE(fmm_pae_nx_probes));
+	struct kretprobe *rp = fmm_pae_nx_rp;
+
+	if (rp)
+		seq_printf(m, "missed_vm_get_page_prot %lu\n",
+			   fmm_pae_nx_missed + rp->nmissed + rp->kp.nmissed);
 }
