@@ -64,8 +64,7 @@ struct fmm_pae_nx_call {
 	unsigned long vm_flags;
 };
 
-static int fmm_pae_nx_entry(struct kretprobe_instance *ri,
-			    struct pt_regs *regs)
+static int fmm_pae_nx_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
 	struct fmm_pae_nx_call *c = (struct fmm_pae_nx_call *)ri->data;
 
