@@ -1,7 +1,8 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0
 # insmod/rmmod cycles (FMM_CYCLES, default 200) while a loop execs 64- and
-# 32-bit probes and a process forks continuously.  Each loaded window pins
+# 32-bit probes (32-bit only on a 32-bit kernel) and a process forks
+# continuously.  Each loaded window pins
 # one (layout, nx): layout 1 or 2 with nx 0 or 3, every pair once in any
 # four cycles (windows.sh).  A probe exec'd wholly inside a window checks
 # fixed expectations: setarch -L fmm-layout on module-bottomup (layout 1,
@@ -34,10 +35,13 @@ rmmod flexmmap 2>/dev/null
 win_init
 t_dmesg_mark
 
-win_exec_loop "layout bottomup setarch -L $P/fmm-layout-64" "nx $P/fmm-nx-64" \
-	"layout bottomup setarch -L $P/fmm-layout-32" "nx $P/fmm-nx-32" &
+specs=()
+for b in $FMM_BITS; do
+	specs+=("layout bottomup setarch -L $P/fmm-layout-$b" "nx $P/fmm-nx-$b")
+done
+win_exec_loop "${specs[@]}" &
 loop=$!
-"$P/fmm-sleep-64" --fork-loop </dev/null >"$W/forker" 2>&1 &
+"$P/fmm-sleep-$FMM_NATIVE" --fork-loop </dev/null >"$W/forker" 2>&1 &
 forker=$!
 
 failed=0 unanchored=0 start=$SECONDS

@@ -84,7 +84,7 @@ run_module_suites() {
 			run_suites "$cfg"
 			c1=$(stat_of $ctr)
 		fi
-		out=$("$FMM_PROBES/fmm-layout-64" --expect-alloc $alloc 2>&1) ||
+		out=$("$FMM_PROBES/fmm-layout-$FMM_NATIVE" --expect-alloc $alloc 2>&1) ||
 			printf 'probe %s the suites not on %s:\n%s\n' $when $alloc \
 				"$(grep -E '^(not ok|#)' <<<"$out")" >>"$work/$cfg.alloc"
 	done
