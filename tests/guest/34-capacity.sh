@@ -3,8 +3,12 @@
 # Issue 5, parts 1 and 2: the seed's capacity claims, measured with
 # flexmmap-report (fmm-capacity-32 and fmm-pte-32 per layout) and checked
 # against bounds derived from the figures the probe itself reports:
-#   32-bit module flexible: brk-only and mmap-only totals >= 95% and the
-#     largest single mmap >= 90% of (task size - stack gap - image);
+#   32-bit module flexible: the mmap-only total >= 95% and the largest
+#     single mmap >= 90% of (task size - stack gap - image), the brk-only
+#     total >= 97% of (task size - stack gap - start_brk) (brk cannot use
+#     what lies below the program, 128 MiB for a static i386 binary at
+#     0x08048000, nor the up to 32 MiB of its random start: on a 32-bit
+#     kernel's 3 GiB that is over 5% of the space, stock reaches 94.9%);
 #   module legacy: brk-only within 2 MiB below (legacy base - start_brk),
 #     largest mmap <= (stack start - legacy base), and flexible's largest
 #     beats it by >= 1 GiB; the module's layouts match the stock kernel's;
@@ -126,14 +130,19 @@ if fl:
           f"saw {fl['task_size']:#x}")
     what = (f"of {mb(space)} = task size {fl['task_size']:#x} - stack gap "
             f"{mb(fl['stack_gap'])} - image {fl['image_size'] // 1024} KiB")
-    for key, name, pct in (("brk_max", "brk-only total", 95),
-                           ("mmap_total", "mmap-only total", 95),
-                           ("largest_mmap", "largest single mmap", 90)):
+    above = fl["task_size"] - fl["stack_gap"] - fl["start_brk"]
+    above_what = (f"of {mb(above)} = task size {fl['task_size']:#x} - "
+                  f"stack gap {mb(fl['stack_gap'])} - start_brk "
+                  f"{fl['start_brk']:#x}")
+    for key, name, pct, sp, w in (
+            ("brk_max", "brk-only total", 97, above, above_what),
+            ("mmap_total", "mmap-only total", 95, space, what),
+            ("largest_mmap", "largest single mmap", 90, space, what)):
         v = fl[key]
-        check(v >= space * pct / 100,
-              f"module flexible: {name} {mb(v)} = {100 * v / space:.1f}% "
-              f">= {pct}% {what}",
-              f"{mb(v)} < {pct}% ({mb(space * pct / 100)})")
+        check(v >= sp * pct / 100,
+              f"module flexible: {name} {mb(v)} = {100 * v / sp:.1f}% "
+              f">= {pct}% {w}",
+              f"{mb(v)} < {pct}% ({mb(sp * pct / 100)})")
 if lg:
     base, nominal = lg["mmap_base"], lg["legacy_base"]
     rnd_max = ((1 << rnd_bits) - 1) * PAGE
