@@ -121,8 +121,15 @@ fi
 # mremap_test maps and populates 2 GB regions: with less than ~3.5 GB
 # (qemu/run --mem) its 2 GB cases fail with ENOMEM on stock too, which the
 # comparisons below would accept.  With enough memory, stock passes all.
+# On a 32-bit kernel its four 2 GB cases need two 2 GB regions in a 3 GiB
+# space, and "mremap expand merge" fails too (stock 686-pae: 6 ok, 5 not
+# ok, 3 xfail): there the control requires every other suite to pass, and
+# mremap_test is held to the comparisons with stock below.
 mem_mb=$(awk '/MemTotal/ { print int($2 / 1024) }' /proc/meminfo)
-if [ "$mem_mb" -ge 3500 ]; then
+if [ "$FMM_NATIVE" = 32 ]; then
+	t_eq "control (stock behaviour): every suite but mremap_test passes on stock (exit 0; 32-bit kernel)" "" \
+		"$(grep -hv ' rc=0' "$work/stock" "$work/stock-legacy" | grep -v '^mremap_test ')"
+elif [ "$mem_mb" -ge 3500 ]; then
 	t_eq "control (stock behaviour): every suite passes on stock (exit 0; $mem_mb MiB)" "" \
 		"$(grep -hv ' rc=0' "$work/stock" "$work/stock-legacy")"
 else
