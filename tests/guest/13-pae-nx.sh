@@ -18,7 +18,7 @@ t_plan 9
 
 P=$FMM_PROBES
 N=$FMM_NATIVE
-PAXDIR=/usr/lib/paxtest
+PAXDIR=$FMM_PAXDIR
 # paxtest's plain exec tests: code in anonymous, .bss, .data, heap and stack
 # memory, each mapped without PROT_EXEC.
 PAXEXEC="anonmap execbss execdata execheap execstack"
@@ -26,13 +26,8 @@ KP=/sys/kernel/debug/kprobes/list
 rmmod flexmmap 2>/dev/null
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' /proc/flexmmap/stats; }
 stack_runs() { "$P/fmm-nx-$N" --print 2>/dev/null | sed -n 's/^stack_run=//p'; }
-pax_exec() {
-	local t
-	for t in $PAXEXEC; do
-		(cd /tmp && LD_LIBRARY_PATH=$PAXDIR PAXTEST_MODE=1 "$PAXDIR/$t" 2>&1) ||
-			echo "$t: exit $?"
-	done
-}
+# shellcheck disable=SC2086 # a list of program names
+pax_exec() { t_paxtest $PAXEXEC; }
 [ -r "$KP" ] || t_fail_all "no $KP (debugfs or kprobes missing)"
 [ -x "$PAXDIR/anonmap" ] || t_fail_all "paxtest not installed in the guest ($PAXDIR/anonmap)"
 

@@ -18,7 +18,7 @@ t_plan 76
 S=/proc/sys/vm/flexmmap_nx
 P=$FMM_PROBES
 VARIANTS="64 32 64-nognustack 32-nognustack 64-execstack 32-execstack"
-PAXDIR=/usr/lib/paxtest
+PAXDIR=$FMM_PAXDIR
 # The tests "paxtest blackhat" runs first: 7 plain exec, 7 mprotect, text.
 PAXTESTS="anonmap execbss execdata execheap execstack shlibbss shlibdata
 mprotanon mprotbss mprotdata mprotheap mprotstack mprotshbss mprotshdata
@@ -77,13 +77,8 @@ probe_all() {
 
 # The result lines of paxtest's exec and mprotect tests, run the way the
 # paxtest script runs them (each program prints "Description : Result").
-paxtest_lines() {
-	local t
-	for t in $PAXTESTS; do
-		(cd /tmp && LD_LIBRARY_PATH=$PAXDIR PAXTEST_MODE=1 "$PAXDIR/$t" 2>&1) ||
-			echo "$t: exit $?"
-	done
-}
+# shellcheck disable=SC2086 # a list of program names
+paxtest_lines() { t_paxtest $PAXTESTS; }
 
 # pax_wx_killed LABEL PAX: under W^X every paxtest exec, mprotect and text
 # test is Killed.  Without NX enforcement the 14 exec and mprotect tests

@@ -175,6 +175,18 @@ t_diag() { ktap_print_msg "$@"; }
 
 t_bits_run() { [[ " $FMM_BITS " == *" $1 "* ]]; }
 
+# t_paxtest PROGRAM...: paxtest's programs (Debian's paxtest package) run
+# the way its paxtest script runs them, each printing "Description :
+# Result"; one that exits non-zero adds "PROGRAM: exit N".
+FMM_PAXDIR=/usr/lib/paxtest
+t_paxtest() {
+	local t
+	for t; do
+		(cd /tmp && LD_LIBRARY_PATH=$FMM_PAXDIR PAXTEST_MODE=1 "$FMM_PAXDIR/$t" 2>&1) ||
+			echo "$t: exit $?"
+	done
+}
+
 # t_nx_enforced: true if code run from a non-executable page faults now (a
 # "ret" on the stack of a PT_GNU_STACK "rw" probe does not run).  Debian
 # 12's 686-pae kernel says "NX (Execute Disable) protection: active" and
