@@ -92,6 +92,12 @@ MODULE_PARM_DESC(kallsyms_data,
 		 "0: read the kernel's data from /proc, as without CONFIG_KALLSYMS_ALL (tests)");
 /* clang-format on */
 
+module_param_named(markings, fmm_mark_enable, bool, 0444);
+/* clang-format off */
+MODULE_PARM_DESC(markings,
+		 "0: read no per-binary markings (user.flexmmap.layout, user.pax.flags) at exec (mark.c)");
+/* clang-format on */
+
 module_param_named(pae_nx, fmm_pae_nx_enable, bool, 0444);
 /* clang-format off */
 MODULE_PARM_DESC(pae_nx,
@@ -290,6 +296,16 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 		   atomic_long_read(&fmm_stats.wx_denied_mem));
 	seq_printf(m, "stray_int3 %ld\n",
 		   atomic_long_read(&fmm_stats.stray_int3));
+	fmm_mark_show(m);
+	seq_printf(m, "mark_layout %ld\n",
+		   atomic_long_read(&fmm_stats.mark_layout));
+	seq_printf(m, "mark_pax %ld\n", atomic_long_read(&fmm_stats.mark_pax));
+	seq_printf(m, "mark_malformed %ld\n",
+		   atomic_long_read(&fmm_stats.mark_malformed));
+	seq_printf(m, "mark_untrusted %ld\n",
+		   atomic_long_read(&fmm_stats.mark_untrusted));
+	seq_printf(m, "mark_dropped %ld\n",
+		   atomic_long_read(&fmm_stats.mark_dropped));
 	fmm_probes_show(m);
 	return 0;
 }

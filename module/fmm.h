@@ -124,6 +124,11 @@ static inline enum fmm_alloc fmm_module_alloc(bool bottomup)
  * @wx_denied_mem: W^X denials of writes through /proc/PID/mem or ptrace
  * @stray_int3: probe hits entered from a stale int3 rather than from ftrace
  *	(QEMU TCG, docs/qemu-int3.md), finished as ftrace would
+ * @mark_layout: execs of binaries with a valid user.flexmmap.layout
+ * @mark_pax: execs of binaries whose user.pax.flags has m or M (honoured)
+ * @mark_malformed: markings ignored as malformed
+ * @mark_untrusted: m markings ignored: the file is not root's alone
+ * @mark_dropped: markings given up: too many marked execs at once
  */
 struct fmm_stats {
 	atomic_long_t exec_kernel;
@@ -145,6 +150,11 @@ struct fmm_stats {
 	atomic_long_t wx_denied_uffd;
 	atomic_long_t wx_denied_mem;
 	atomic_long_t stray_int3;
+	atomic_long_t mark_layout;
+	atomic_long_t mark_pax;
+	atomic_long_t mark_malformed;
+	atomic_long_t mark_untrusted;
+	atomic_long_t mark_dropped;
 };
 
 /**
@@ -209,8 +219,14 @@ enum fmm_alloc fmm_mm_alloc(struct mm_struct *mm);
 enum fmm_reason fmm_mm_reason(struct mm_struct *mm);
 void fmm_mm_set_alloc(struct mm_struct *mm, enum fmm_alloc a,
 		      enum fmm_reason why);
+/*
+ * The NX field of the record: the mode (0-3), and FMM_NX_MARKED when a
+ * user.pax.flags marking changed it (m: 3 became 2; M: 3 whatever the mode).
+ */
+#define FMM_NX_MODE 3
+#define FMM_NX_MARKED 4
 int fmm_mm_nx(struct mm_struct *mm);
-void fmm_mm_set_nx(struct mm_struct *mm, int mode);
+void fmm_mm_set_nx(struct mm_struct *mm, int nx);
 void fmm_mm_exec_reset(struct mm_struct *mm);
 #ifdef FMM_HAVE_LAYOUT_HOOK
 unsigned long fmm_mm_get_area(struct file *filp, unsigned long addr,
@@ -300,8 +316,27 @@ void fmm_track_begin_unload(void);
 void fmm_track_drain(void);
 #endif
 
+/* mark.c: per-binary markings, read at exec before the ELF loader */
+#define FMM_MARK_NONE (-1)
+/**
+ * struct fmm_mark - the markings of one binary
+ * @layout: its user.flexmmap.layout (FLEXMMAP_LAYOUT_*), or FMM_MARK_NONE
+ * @pax: 'm' or 'M' from its user.pax.flags, or 0
+ */
+struct fmm_mark {
+	s8 layout;
+	char pax;
+};
+
+extern bool fmm_mark_enable;
+void fmm_mark_init(void);
+void fmm_mark_exit(void);
+void fmm_mark_take(struct mm_struct *mm, struct fmm_mark *mark);
+void fmm_mark_show(struct seq_file *m);
+
 /* nx.c */
-void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack);
+void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack, char pax);
+int fmm_nx_arm_marked(void);
 void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm);
 int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 		  void *buffer, size_t *lenp, loff_t *ppos);

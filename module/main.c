@@ -37,7 +37,12 @@
  * any write can create one, and an init that fails has published nothing:
  * its error path undoes hooks that no user could reach but exec.
  *
- * Unload: the control files first (unregistering the sysctls and removing
+ * The markings' binfmt handler (mark.c) comes last: a handler may be
+ * running, with a module reference, when it is removed, and an init that
+ * failed after registering it could not wait for that.
+ *
+ * Unload: the markings' handler first (no handler runs: rmmod got here with
+ * no module reference), then the control files (unregistering the sysctls and removing
  * the /proc files wait for handlers already running); no exec reaches us;
  * no process is marked for W^X or enters the W^X probes, nor the PAE NX
  * stub; no mm is sent to
@@ -79,6 +84,8 @@ static int __init fmm_init(void)
 	ret = fmm_control_init();
 	if (ret)
 		goto out_unhook;
+	/* Cannot fail, and nothing may after it: its handler pins the module. */
+	fmm_mark_init();
 	pr_info("loaded, layout %d, nx %d\n", READ_ONCE(fmm_layout),
 		READ_ONCE(fmm_nx));
 	return 0;
@@ -98,6 +105,7 @@ out_pae_nx_exit:
 
 static void __exit fmm_exit(void)
 {
+	fmm_mark_exit();
 	fmm_control_exit();
 	fmm_unhook();
 	pr_info("unloaded\n");

@@ -91,15 +91,28 @@ static void fmm_nx_report_downgrade(int mode, struct file *file,
  * executable_stack), before the layout is decided.  *@executable_stack
  * becomes setup_arg_pages()'s argument.
  */
-void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack_p)
+void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack_p,
+		 char pax)
 {
 	int executable_stack = *executable_stack_p;
 	int mode = READ_ONCE(fmm_nx);
 	const char *what = NULL;
+	int marked = 0;
 
+	/*
+	 * The binary's user.pax.flags (mark.c): M is mode 3, whose probes the
+	 * marking armed before this exec could get here; m is 3 without W^X.
+	 */
+	if (pax == 'M' && mode != FLEXMMAP_NX_WXORX) {
+		mode = FLEXMMAP_NX_WXORX;
+		marked = FMM_NX_MARKED;
+	} else if (pax == 'm' && mode == FLEXMMAP_NX_WXORX) {
+		mode = FLEXMMAP_NX_STRICT;
+		marked = FMM_NX_MARKED;
+	}
 	/* What /proc/flexmmap/tasks reports, and, for 3, the W^X mark. */
 	if (current->mm)
-		fmm_mm_set_nx(current->mm, mode);
+		fmm_mm_set_nx(current->mm, mode | marked);
 	switch (mode) {
 	case FLEXMMAP_NX_LEGACY_EXEC:
 		if (executable_stack != EXSTACK_DEFAULT)
@@ -144,7 +157,38 @@ void fmm_nx_fork(struct mm_struct *oldmm, struct mm_struct *newmm)
 
 NOKPROBE_SYMBOL(fmm_nx_fork);
 
-/* Arm before mode 3 can mark anyone; disarm once it can no longer. */
+/*
+ * Set once a binary marked M (user.pax.flags) has been exec'd: from then on
+ * until unload the W^X probes stay armed whatever the mode, as such a
+ * process may still run.
+ */
+static bool fmm_nx_marked_wx;
+
+/*
+ * From the markings' binfmt handler (mark.c), in process context, for a
+ * binary marked M, before its exec can reach the exec hook.
+ */
+int fmm_nx_arm_marked(void)
+{
+	int ret = 0;
+
+	if (READ_ONCE(fmm_nx_marked_wx))
+		return 0;
+	mutex_lock(&fmm_nx_mutex);
+	ret = fmm_wx_arm();
+	if (!ret)
+		WRITE_ONCE(fmm_nx_marked_wx, true);
+	mutex_unlock(&fmm_nx_mutex);
+	if (ret)
+		pr_err_ratelimited("user.pax.flags M: cannot arm the W^X probes (%d): exec refused\n",
+				   ret);
+	return ret;
+}
+
+/*
+ * Arm before mode 3 can mark anyone; disarm once it can no longer (and no
+ * binary marked M has run).
+ */
 static int fmm_nx_set(int mode)
 {
 	int ret = 0;
@@ -154,7 +198,7 @@ static int fmm_nx_set(int mode)
 		ret = fmm_wx_arm();
 	if (!ret) {
 		WRITE_ONCE(fmm_nx, mode);
-		if (mode != FLEXMMAP_NX_WXORX)
+		if (mode != FLEXMMAP_NX_WXORX && !fmm_nx_marked_wx)
 			fmm_wx_disarm();
 	}
 	mutex_unlock(&fmm_nx_mutex);
@@ -200,5 +244,6 @@ void fmm_nx_exit(void)
 {
 	mutex_lock(&fmm_nx_mutex);
 	fmm_wx_disarm();
+	fmm_nx_marked_wx = false;
 	mutex_unlock(&fmm_nx_mutex);
 }

@@ -13,6 +13,11 @@
  * kprobe has no instance limit, unlike a kretprobe on
  * arch_pick_mmap_layout(), so no exec can slip through unseen.
  *
+ * A binary's user.flexmmap.layout marking (mark.c) stands for
+ * vm.flexmmap_layout for its exec, and its user.pax.flags m or M for
+ * vm.flexmmap_nx (nx.c).  The personality (setarch -L) counts where the
+ * layout, the marking's or the sysctl's, is auto or kernel.
+ *
  * The 2004 patch marked binaries without PT_GNU_STACK with the
  * ADDR_COMPAT_LAYOUT personality, which children inherit across their own
  * exec.  flexmmap does not touch the personality: every exec is judged on
@@ -66,12 +71,18 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 	int asked = *executable_stack;
 	enum fmm_alloc kernel, want;
 	enum fmm_reason why = FMM_REASON_FORCED;
+	struct fmm_mark mark = { .layout = FMM_MARK_NONE };
 
-	/* On 6.10+ the record of the previous image survives exec. */
-	if (mm)
+	if (mm) {
+		/* On 6.10+ the record of the previous image survives exec. */
 		fmm_mm_exec_reset(mm);
+		/* The binary's markings (mark.c) beat the sysctls. */
+		fmm_mark_take(mm, &mark);
+		if (mark.layout != FMM_MARK_NONE)
+			layout = mark.layout;
+	}
 	/* May change *executable_stack: what the binary asked is read already. */
-	fmm_nx_exec(bprm, executable_stack);
+	fmm_nx_exec(bprm, executable_stack, mark.pax);
 	if (layout == FLEXMMAP_LAYOUT_KERNEL || !mm) {
 		atomic_long_inc(&fmm_stats.exec_kernel);
 		return;

@@ -12,7 +12,8 @@
  *	bits 1-3	the enum fmm_alloc
  *	bits 4-5	the vm.flexmmap_nx mode of the exec (3: the W^X mark),
  *			also for mms on the kernel's allocators
- *	bit 6		chosen by the 2004 policy (layout 3), not forced
+ *	bit 6		a user.pax.flags marking changed that mode (mark.c)
+ *	bit 7		chosen by the 2004 policy (layout 3), not forced
  *	bits 32-63	this load of the module
  *
  * Fork copies the word, exec starts from zero: nothing needs a fork hook.
@@ -32,8 +33,8 @@
 #define FMM_WORD_ALLOC_SHIFT 1
 #define FMM_WORD_ALLOC_MASK (7UL << FMM_WORD_ALLOC_SHIFT)
 #define FMM_WORD_NX_SHIFT 4
-#define FMM_WORD_NX_MASK (3UL << FMM_WORD_NX_SHIFT)
-#define FMM_WORD_AUTO BIT(6)
+#define FMM_WORD_NX_MASK (7UL << FMM_WORD_NX_SHIFT)
+#define FMM_WORD_AUTO BIT(7)
 #define FMM_WORD_LOAD_SHIFT 32
 
 /* The allocator behind each enum fmm_alloc; the kernel exports its two. */
@@ -121,11 +122,11 @@ int fmm_mm_nx(struct mm_struct *mm)
 }
 
 /* At exec: the mm is not shared yet. */
-void fmm_mm_set_nx(struct mm_struct *mm, int mode)
+void fmm_mm_set_nx(struct mm_struct *mm, int nx)
 {
 	unsigned long word = READ_ONCE(mm->mmap_layout) & ~FMM_WORD_NX_MASK;
 
-	word |= ((unsigned long)mode << FMM_WORD_NX_SHIFT) & FMM_WORD_NX_MASK;
+	word |= ((unsigned long)nx << FMM_WORD_NX_SHIFT) & FMM_WORD_NX_MASK;
 	WRITE_ONCE(mm->mmap_layout, word);
 }
 

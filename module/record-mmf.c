@@ -8,8 +8,9 @@
  *
  *	bits 32-34	the enum fmm_alloc (0: none)
  *	bits 35-36	the vm.flexmmap_nx mode of the exec (3: the W^X mark)
- *	bit 37		chosen by the 2004 policy (layout 3), not forced
- *	bits 38-63	this load of the module (random, non-zero)
+ *	bit 37		a user.pax.flags marking changed that mode (mark.c)
+ *	bit 38		chosen by the 2004 policy (layout 3), not forced
+ *	bits 39-63	this load of the module (random, non-zero)
  *
  * MMF_INIT_MASK keeps these bits (its MMF_TOPDOWN_MASK, 1 << 31, is a
  * negative int that sign-extends), so mm_init() copies them into every
@@ -35,9 +36,9 @@
 #define FMM_REC_ALLOC_SHIFT 32
 #define FMM_REC_ALLOC_MASK (7UL << FMM_REC_ALLOC_SHIFT)
 #define FMM_REC_NX_SHIFT 35
-#define FMM_REC_NX_MASK (3UL << FMM_REC_NX_SHIFT)
-#define FMM_REC_AUTO BIT(37)
-#define FMM_REC_LOAD_SHIFT 38
+#define FMM_REC_NX_MASK (7UL << FMM_REC_NX_SHIFT)
+#define FMM_REC_AUTO BIT(38)
+#define FMM_REC_LOAD_SHIFT 39
 #define FMM_REC_LOAD_MASK (~0UL << FMM_REC_LOAD_SHIFT)
 
 static unsigned long fmm_load;
@@ -139,10 +140,11 @@ int fmm_mm_nx(struct mm_struct *mm)
 	return (fmm_rec(mm) & FMM_REC_NX_MASK) >> FMM_REC_NX_SHIFT;
 }
 
-void fmm_mm_set_nx(struct mm_struct *mm, int mode)
+void fmm_mm_set_nx(struct mm_struct *mm, int nx)
 {
 	fmm_rec_update(mm, FMM_REC_NX_MASK,
-		       (unsigned long)mode << FMM_REC_NX_SHIFT, -1);
+		       ((unsigned long)nx << FMM_REC_NX_SHIFT) & FMM_REC_NX_MASK,
+		       -1);
 }
 
 /* The new mm of an exec carries the old image's record: drop it. */

@@ -6,11 +6,12 @@
  * arch_get_unmapped_area() or arch_get_unmapped_area_topdown() (found
  * through kallsyms), or one of the module's two entry points (alloc.c).
  * What the pointer cannot say, why the module chose it and the NX mode of
- * the exec, is in the top three bits of mm->flags:
+ * the exec, is in the top four bits of mm->flags (28-31 on 32-bit):
  *
- *	bit 61		the module's allocator was chosen by the 2004 policy
+ *	bit 60		the module's allocator was chosen by the 2004 policy
  *			(layout 3), not forced by layout 1 or 2
- *	bits 62-63	the vm.flexmmap_nx mode of the exec (3: the W^X mark)
+ *	bits 61-62	the vm.flexmmap_nx mode of the exec (3: the W^X mark)
+ *	bit 63		a user.pax.flags marking changed that mode (mark.c)
  *
  * 6.1 uses bits 0-27.  MMF_INIT_MASK does not include these, so mm_init()
  * clears them for every new mm (a fork's child and the new mm of an exec)
@@ -24,9 +25,9 @@
 #include <linux/mm.h>
 #include "fmm.h"
 
-#define FMM_MMF_AUTO (BITS_PER_LONG - 3)
-#define FMM_MMF_NX_LO (BITS_PER_LONG - 2)
-#define FMM_MMF_NX_HI (BITS_PER_LONG - 1)
+#define FMM_MMF_AUTO (BITS_PER_LONG - 4)
+#define FMM_MMF_NX (BITS_PER_LONG - 3)
+#define FMM_MMF_NX_MASK (7UL << FMM_MMF_NX)
 
 /* The allocator behind each enum fmm_alloc; the kernel's two from kallsyms. */
 static fmm_get_area_t fmm_allocs[] = {
@@ -92,13 +93,14 @@ int fmm_mm_nx(struct mm_struct *mm)
 {
 	unsigned long flags = READ_ONCE(mm->flags);
 
-	return (flags >> FMM_MMF_NX_LO) & 3;
+	return (flags & FMM_MMF_NX_MASK) >> FMM_MMF_NX;
 }
 
-void fmm_mm_set_nx(struct mm_struct *mm, int mode)
+/* Atomic: the kernel changes other bits of mm->flags. */
+void fmm_mm_set_nx(struct mm_struct *mm, int nx)
 {
-	assign_bit(FMM_MMF_NX_LO, &mm->flags, mode & 1);
-	assign_bit(FMM_MMF_NX_HI, &mm->flags, mode & 2);
+	set_mask_bits(&mm->flags, FMM_MMF_NX_MASK,
+		      ((unsigned long)nx << FMM_MMF_NX) & FMM_MMF_NX_MASK);
 }
 
 /* Exec starts from a new mm: mm_init() has cleared the bits. */

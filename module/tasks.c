@@ -4,7 +4,9 @@
  * module mms where nothing tracks them.
  *
  *	/proc/flexmmap/tasks	"PID MODE ALLOCATOR nx=N COMM" per process
- *				the reader may see in that /proc
+ *				the reader may see in that /proc; N is
+ *				followed by m or M when the binary's
+ *				user.pax.flags changed the mode (mark.c)
  *	/proc/flexmmap/self	the reader's own line
  *
  * control.c creates the files with the show functions below; this file
@@ -111,8 +113,10 @@ static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
 		return;
 
 	if (access)
-		seq_printf(m, "%d %s %s nx=%d ", nr, fmm_mode_name(a, why),
-			   fmm_alloc_names[a], nx);
+		seq_printf(m, "%d %s %s nx=%d%s ", nr, fmm_mode_name(a, why),
+			   fmm_alloc_names[a], nx & FMM_NX_MODE,
+			   !(nx & FMM_NX_MARKED) ? "" :
+			   (nx & FMM_NX_MODE) == FLEXMMAP_NX_WXORX ? "M" : "m");
 	else
 		seq_printf(m, "%d - - - ", nr);
 	seq_escape_str(m, comm, ESCAPE_SPACE | ESCAPE_SPECIAL | ESCAPE_OCTAL,

@@ -79,7 +79,7 @@ NOKPROBE_SYMBOL(fmm_wx_deny);
 /* Was this mm's program exec'd under nx=3? */
 static bool fmm_mm_wx(struct mm_struct *mm)
 {
-	return mm && fmm_mm_nx(mm) == FLEXMMAP_NX_WXORX;
+	return mm && (fmm_mm_nx(mm) & FMM_NX_MODE) == FLEXMMAP_NX_WXORX;
 }
 
 /* As fs/exec.c's path_noexec(), which is not exported. */
