@@ -21,11 +21,17 @@
  * markings count.
  *
  * A marking is the file owner's word (anyone who can write a file can set
- * its user.* attributes), so m, which weakens a security mode, is honoured
- * only on a file owned by root and writable by nobody else: a user cannot
- * exempt a copy of an interpreter from W^X; root can.  M and the layouts are
- * honoured on any file.  A malformed value is ignored, with a rate-limited
- * log line naming the file, and the machine-wide policy applies.
+ * its user.* attributes), so m, which weakens a security mode, is trusted
+ * as a setuid bit would be: only on a file owned by root and writable by
+ * nobody else, on a mount without nosuid, of a file system of the initial
+ * user namespace.  A user cannot exempt a copy of an interpreter from W^X,
+ * nor present one as root's through FUSE (fusermount mounts nosuid); root
+ * can.  M and the layouts are honoured on any file.  A malformed value is
+ * ignored, with a rate-limited log line naming the file, and the
+ * machine-wide policy applies.
+ *
+ * FUSE files are not read at all: their server answers the read, could
+ * hold it for ever, and the module may not be unloaded meanwhile.
  *
  * The handler's module reference (search_binary_handler() takes one around
  * each call) keeps the module loaded while it runs: an rmmod at that moment
@@ -41,8 +47,11 @@
 #include <linux/module.h>
 #include <linux/seq_file.h>
 #include <linux/spinlock.h>
+#include <linux/mount.h>
 #include <linux/string.h>
+#include <linux/user_namespace.h>
 #include <linux/xattr.h>
+#include <uapi/linux/magic.h>
 #include "fmm.h"
 
 /* markings= (control.c): 0 reads none (the handler is not registered). */
@@ -140,10 +149,12 @@ static char fmm_mark_read_pax(struct file *file)
 	if (pax != 'm')
 		return pax;
 	if (uid_eq(inode->i_uid, GLOBAL_ROOT_UID) &&
-	    !(inode->i_mode & (S_IWGRP | S_IWOTH)))
+	    !(inode->i_mode & (S_IWGRP | S_IWOTH)) &&
+	    !(file->f_path.mnt->mnt_flags & MNT_NOSUID) &&
+	    inode->i_sb->s_user_ns == &init_user_ns)
 		return pax;
 	atomic_long_inc(&fmm_stats.mark_untrusted);
-	pr_warn_ratelimited("%pD: user.pax.flags m ignored: honoured only on a file owned by root and writable by nobody else\n",
+	pr_warn_ratelimited("%pD: user.pax.flags m ignored: honoured only on a file owned by root and writable by nobody else, on a mount without nosuid\n",
 			    file);
 	return 0;
 bad:
@@ -222,12 +233,13 @@ NOKPROBE_SYMBOL(fmm_mark_take);
 
 static int fmm_mark_load_binary(struct linux_binprm *bprm)
 {
-	struct fmm_mark mark = {
-		.layout = fmm_mark_read_layout(bprm->file),
-		.pax = fmm_mark_read_pax(bprm->file),
-	};
+	struct fmm_mark mark = { .layout = FMM_MARK_NONE };
 	int ret;
 
+	if (file_inode(bprm->file)->i_sb->s_magic != FUSE_SUPER_MAGIC) {
+		mark.layout = fmm_mark_read_layout(bprm->file);
+		mark.pax = fmm_mark_read_pax(bprm->file);
+	}
 	if (mark.layout != FMM_MARK_NONE)
 		atomic_long_inc(&fmm_stats.mark_layout);
 	if (mark.pax) {

@@ -19,11 +19,11 @@ L=/proc/sys/vm/flexmmap_layout
 X=/proc/sys/vm/flexmmap_nx
 W=/var/tmp/fmm-mark.$$
 mkdir -p $W || t_fail_all "mkdir $W"
-t_atexit "rm -rf $W"
+t_atexit "rm -rf $W" # runs after the umount below: last in, first run
 touch $W/probe
 setfattr -n user.flexmmap.layout -v legacy $W/probe 2>/dev/null ||
 	t_fail_all "no user extended attributes on $W ($(stat -f -c %T $W))"
-t_plan 28
+t_plan 29
 
 stat_of() { sed -n "s/^$1 //p" /proc/flexmmap/stats; }
 denials() {
@@ -145,8 +145,13 @@ u0=$(stat_of mark_untrusted)
 t_dmesg_mark
 wx py-user "[1, 2, 3, 4, 5, 6] nx=3" some
 wx py-groupw "[1, 2, 3, 4, 5, 6] nx=3" some
-t_eq "m on a file not owned by root, or group-writable: not honoured, counted, logged" \
-	"2, 2" "$(($(stat_of mark_untrusted) - u0)), $(t_dmesg_since | grep -c 'user.pax.flags m ignored: honoured only on a file owned by root')"
+# The same root-owned file through a nosuid bind mount (as fusermount's).
+{ mkdir $W/nosuid && mount --bind $W $W/nosuid && mount -o remount,bind,nosuid $W/nosuid; } ||
+	t_fail_all "nosuid bind mount of $W"
+t_atexit "umount $W/nosuid"
+wx nosuid/py-m "[1, 2, 3, 4, 5, 6] nx=3" some
+t_eq "m on a file not owned by root, group-writable, or on a nosuid mount: not honoured, counted, logged" \
+	"3, 3" "$(($(stat_of mark_untrusted) - u0)), $(t_dmesg_since | grep -c 'user.pax.flags m ignored: honoured only on a file owned by root')"
 echo 0 >$X
 wx py-none "[1, 2, 3, 4, 5, 6] nx=0" 0
 wx py-M "[1, 2, 3, 4, 5, 6] nx=3M" some
