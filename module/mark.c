@@ -148,14 +148,12 @@ static char fmm_mark_read_pax(struct file *file)
 	}
 	if (pax != 'm')
 		return pax;
-	if (uid_eq(inode->i_uid, GLOBAL_ROOT_UID) &&
-	    !(inode->i_mode & (S_IWGRP | S_IWOTH)) &&
+	if (uid_eq(inode->i_uid, GLOBAL_ROOT_UID) && !(inode->i_mode & 0022) &&
 	    !(file->f_path.mnt->mnt_flags & MNT_NOSUID) &&
 	    inode->i_sb->s_user_ns == &init_user_ns)
 		return pax;
 	atomic_long_inc(&fmm_stats.mark_untrusted);
-	pr_warn_ratelimited("%pD: user.pax.flags m ignored: honoured only on a file owned by root and writable by nobody else, on a mount without nosuid\n",
-			    file);
+	pr_warn_ratelimited("%pD: user.pax.flags m: untrusted file\n", file);
 	return 0;
 bad:
 	fmm_mark_malformed(file, FMM_MARK_PAX, buf, len,

@@ -91,8 +91,7 @@ static void fmm_nx_report_downgrade(int mode, struct file *file,
  * executable_stack), before the layout is decided.  *@executable_stack
  * becomes setup_arg_pages()'s argument.
  */
-void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack_p,
-		 char pax)
+void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack_p, char pax)
 {
 	int executable_stack = *executable_stack_p;
 	int mode = READ_ONCE(fmm_nx);
@@ -180,8 +179,7 @@ int fmm_nx_arm_marked(void)
 		WRITE_ONCE(fmm_nx_marked_wx, true);
 	mutex_unlock(&fmm_nx_mutex);
 	if (ret)
-		pr_err_ratelimited("user.pax.flags M: cannot arm the W^X probes (%d): exec refused\n",
-				   ret);
+		pr_err_ratelimited("pax M: no W^X probes (%d)\n", ret);
 	return ret;
 }
 

@@ -142,9 +142,9 @@ int fmm_mm_nx(struct mm_struct *mm)
 
 void fmm_mm_set_nx(struct mm_struct *mm, int nx)
 {
-	fmm_rec_update(mm, FMM_REC_NX_MASK,
-		       ((unsigned long)nx << FMM_REC_NX_SHIFT) & FMM_REC_NX_MASK,
-		       -1);
+	unsigned long bits = (unsigned long)nx << FMM_REC_NX_SHIFT;
+
+	fmm_rec_update(mm, FMM_REC_NX_MASK, bits & FMM_REC_NX_MASK, -1);
 }
 
 /* The new mm of an exec carries the old image's record: drop it. */

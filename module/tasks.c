@@ -39,6 +39,14 @@ static const char *fmm_mode_name(enum fmm_alloc a, enum fmm_reason why)
 	return fmm_alloc_is_bottomup(a) ? "legacy" : "flexible";
 }
 
+/* After nx=N: the user.pax.flags letter that changed the mode, if one did. */
+static const char *fmm_nx_marking(int nx)
+{
+	if (!(nx & FMM_NX_MARKED))
+		return "";
+	return (nx & FMM_NX_MODE) == FLEXMMAP_NX_WXORX ? "M" : "m";
+}
+
 static const char *const fmm_alloc_names[] = {
 	[FMM_ALLOC_OTHER] = "other",
 	[FMM_ALLOC_KERNEL_TOPDOWN] = FLEXMMAP_ALLOC_KERNEL_TOPDOWN,
@@ -115,8 +123,7 @@ static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
 	if (access)
 		seq_printf(m, "%d %s %s nx=%d%s ", nr, fmm_mode_name(a, why),
 			   fmm_alloc_names[a], nx & FMM_NX_MODE,
-			   !(nx & FMM_NX_MARKED) ? "" :
-			   (nx & FMM_NX_MODE) == FLEXMMAP_NX_WXORX ? "M" : "m");
+			   fmm_nx_marking(nx));
 	else
 		seq_printf(m, "%d - - - ", nr);
 	seq_escape_str(m, comm, ESCAPE_SPACE | ESCAPE_SPECIAL | ESCAPE_OCTAL,

@@ -49,7 +49,9 @@
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "kselftest.h"
@@ -726,6 +728,78 @@ static enum verdict r_rwx_pt_load(void)
 	return CLOSED;
 }
 
+/*
+ * A copy of this program owned by its user (nobody's, 65534, when root runs
+ * it), on /var/tmp (a file system with user extended attributes), marked
+ * user.pax.flags=m as paxctl-ng would, exec'd from an O_RDONLY descriptor
+ * once unlinked, with --mmap-rwx: an exemption from W^X a user grants
+ * itself.  The module honours m only on a file root alone can write (see
+ * module/mark.c).
+ */
+static enum verdict r_pax_m_user_copy(void)
+{
+	char path[] = "/var/tmp/fmm-wx-m.XXXXXX";
+	char *const argv[] = { path, "--mmap-rwx", NULL };
+	char buf[65536];
+	int in, out, rd, nul, st;
+	ssize_t n;
+	pid_t pid;
+
+	step("copy");
+	in = open("/proc/self/exe", O_RDONLY | O_CLOEXEC);
+	if (in < 0)
+		return fail("open /proc/self/exe");
+	out = mkstemp(path);
+	if (out < 0)
+		return fail("mkstemp /var/tmp");
+	while ((n = read(in, buf, sizeof(buf))) > 0)
+		if (write(out, buf, n) != n)
+			break;
+	close(in);
+	if (n || fchmod(out, 0755) ||
+	    (geteuid() == 0 && fchown(out, 65534, 65534))) {
+		unlink(path);
+		return fail("copy");
+	}
+	step("setxattr");
+	if (fsetxattr(out, "user.pax.flags", "m", 1, 0)) {
+		unlink(path);
+		return errno == EOPNOTSUPP ? absent("user xattrs on /var/tmp") :
+					     fail("fsetxattr user.pax.flags");
+	}
+	close(out);
+	rd = open(path, O_RDONLY | O_CLOEXEC);
+	unlink(path);
+	if (rd < 0)
+		return fail("open the copy");
+	step("fork");
+	pid = fork();
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		nul = open("/dev/null", O_WRONLY);
+		if (nul >= 0) {
+			dup2(nul, 1);
+			dup2(nul, 2);
+		}
+		syscall(SYS_execveat, rd, "", argv, environ, AT_EMPTY_PATH);
+		_exit(127);
+	}
+	step("exec");
+	if (waitpid(pid, &st, 0) != pid)
+		return fail("waitpid");
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		return OPEN;
+	if (WIFSIGNALED(st))
+		snprintf(rep->why, sizeof(rep->why), "the marked copy SIG%s",
+			 sigabbrev_np(WTERMSIG(st)) ?: "?");
+	else
+		snprintf(rep->why, sizeof(rep->why),
+			 "the marked copy's mmap RWX: exit %d",
+			 WEXITSTATUS(st));
+	return CLOSED;
+}
+
 /* One page of our own executable, mapped private R|X. */
 static void *own_exe_rx(void)
 {
@@ -953,6 +1027,8 @@ static const struct route routes[] = {
 	  "own executable mapped private R|X, process_vm_writev to self: closed by the kernel (EFAULT, no FOLL_FORCE)"),
 	R("ptrace-poke", r_ptrace_poke, OPEN, CLOSED,
 	  "child maps own executable R|X, PTRACE_TRACEME; parent POKEDATAs the code, child calls it"),
+	R("pax-m-user-copy", r_pax_m_user_copy, OPEN, CLOSED,
+	  "copy of this program owned by its user (nobody's for root), marked user.pax.flags=m, exec'd: mmap RWX, call"),
 	R("memfd-double-map", r_memfd_double_map, OPEN, OPEN,
 	  "memfd mapped shared RW and shared RX, write one, call the other; out of W^X scope"),
 	R("file-open-for-write", r_file_open_for_write, OPEN, OPEN,
@@ -1032,6 +1108,11 @@ int main(int argc, char **argv)
 	size_t k;
 
 	page = sysconf(_SC_PAGESIZE);
+	/* The exec'd copy of route pax-m-user-copy: 0 if the code ran. */
+	if (argc == 2 && !strcmp(argv[1], "--mmap-rwx")) {
+		rep = malloc(sizeof(*rep));
+		return rep && r_mmap_anon_rwx() == OPEN ? 0 : 1;
+	}
 	if (argc > 2 && !strcmp(argv[1], "--rwx-helper")) {
 		rwx_helper = argv[2];
 		i = 3;

@@ -151,7 +151,7 @@ wx py-groupw "[1, 2, 3, 4, 5, 6] nx=3" some
 t_atexit "umount $W/nosuid"
 wx nosuid/py-m "[1, 2, 3, 4, 5, 6] nx=3" some
 t_eq "m on a file not owned by root, group-writable, or on a nosuid mount: not honoured, counted, logged" \
-	"3, 3" "$(($(stat_of mark_untrusted) - u0)), $(t_dmesg_since | grep -c 'user.pax.flags m ignored: honoured only on a file owned by root')"
+	"3, 3" "$(($(stat_of mark_untrusted) - u0)), $(t_dmesg_since | grep -c 'user.pax.flags m: untrusted file')"
 echo 0 >$X
 wx py-none "[1, 2, 3, 4, 5, 6] nx=0" 0
 wx py-M "[1, 2, 3, 4, 5, 6] nx=3M" some
