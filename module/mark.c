@@ -180,19 +180,18 @@ static void fmm_mark_keep(struct mm_struct *mm, const struct fmm_mark *mark)
 	if (none) {
 		if (slot >= 0 && fmm_mark_slots[slot].mm == mm) {
 			fmm_mark_slots[slot].mm = NULL;
-			fmm_mark_used--;
+			WRITE_ONCE(fmm_mark_used, fmm_mark_used - 1);
 		}
 		goto out;
 	}
 	if (slot < 0) {
-		/* All busy: give the oldest up. */
+		/* All busy: give one up, each in turn. */
 		slot = fmm_mark_next;
 		fmm_mark_next = (fmm_mark_next + 1) % FMM_MARK_SLOTS;
-		fmm_mark_used--;
 		atomic_long_inc(&fmm_stats.mark_dropped);
+	} else if (fmm_mark_slots[slot].mm != mm) {
+		WRITE_ONCE(fmm_mark_used, fmm_mark_used + 1);
 	}
-	if (fmm_mark_slots[slot].mm != mm)
-		fmm_mark_used++;
 	fmm_mark_slots[slot].mm = mm;
 	fmm_mark_slots[slot].mark = *mark;
 out:
@@ -220,7 +219,7 @@ void fmm_mark_take(struct mm_struct *mm, struct fmm_mark *mark)
 		if (fmm_mark_slots[i].mm == mm) {
 			*mark = fmm_mark_slots[i].mark;
 			fmm_mark_slots[i].mm = NULL;
-			fmm_mark_used--;
+			WRITE_ONCE(fmm_mark_used, fmm_mark_used - 1);
 			break;
 		}
 	}
