@@ -23,29 +23,33 @@
  * A marking is the file owner's word (anyone who can write a file can set
  * its user.* attributes), so m, which weakens a security mode, is trusted
  * as a setuid bit would be: only on a file owned by root and writable by
- * nobody else, on a mount without nosuid, of a file system of the initial
- * user namespace.  A user cannot exempt a copy of an interpreter from W^X,
- * nor present one as root's through FUSE (fusermount mounts nosuid); root
- * can.  M and the layouts are honoured on any file.  A malformed value is
+ * nobody else, on a mount without nosuid and not idmapped.  A user cannot
+ * exempt a copy of an interpreter from W^X, nor present one as root's
+ * through FUSE (fusermount mounts nosuid) or an idmapped mount; root can.
+ * M and the layouts are honoured on any file read.  A malformed value is
  * ignored, with a rate-limited log line naming the file, and the
  * machine-wide policy applies.
  *
- * FUSE files are not read at all: their server answers the read, could
- * hold it for ever, and the module may not be unloaded meanwhile.
+ * Not read at all: files of a file system mounted in a user namespace, and
+ * FUSE files, also under an overlay.  A user's FUSE server answers the
+ * read, could hold it for ever, and the module with it.
  *
  * The handler's module reference (search_binary_handler() takes one around
  * each call) keeps the module loaded while it runs: an rmmod at that moment
- * fails with EBUSY rather than waiting.  It is registered last at load and
- * removed first at unload.
+ * fails at once (EAGAIN; kmod says "in use") rather than waiting.  It is
+ * registered last at load and removed first at unload.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
 #include <linux/binfmts.h>
 #include <linux/cred.h>
+#include <linux/dcache.h>
 #include <linux/fs.h>
 #include <linux/module.h>
+#include <linux/sched/mm.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/mount.h>
 #include <linux/string.h>
@@ -63,22 +67,28 @@ bool fmm_mark_enable = true;
 #define FMM_MARK_MAX 16
 
 /*
- * The markings of execs between the handler and setup_arg_pages(), by their
- * new mm.  Only execs of marked binaries take a slot.  An exec that fails in
- * between leaves its slot behind; any later exec of an mm at that address
- * passes the handler first, which replaces or clears it, so a stale slot is
- * never read.  When every slot is busy the oldest is given up (counted:
- * that exec gets the machine-wide policy).
+ * The markings of execs between the handler and setup_arg_pages(), one
+ * entry per marked exec, holding a reference to its new mm (mmgrab()): the
+ * mm cannot be freed, nor its address reused, while an entry names it, so
+ * an entry is never another exec's.  The exec hook takes an entry (marks it
+ * taken); the handler, in process context, frees the taken ones and those
+ * of execs that failed (their mm has no users left), so neither kfree() nor
+ * mmdrop() runs in the exec hook.  Nothing limits the entries but memory:
+ * an M binary whose entry cannot be allocated is not exec'd.
  */
-#define FMM_MARK_SLOTS 32
-
-static struct {
+struct fmm_mark_entry {
+	struct list_head node;
 	struct mm_struct *mm;
 	struct fmm_mark mark;
-} fmm_mark_slots[FMM_MARK_SLOTS];
-static unsigned int fmm_mark_used;
-static unsigned int fmm_mark_next;
-static DEFINE_SPINLOCK(fmm_mark_lock);
+	bool taken;
+};
+
+static LIST_HEAD(fmm_mark_list);
+/* Entries in the list, and of those not taken (the exec hook's test). */
+static unsigned int fmm_mark_entries;
+static unsigned int fmm_mark_pending;
+/* Raw: the exec hook is a kprobe handler, atomic even on PREEMPT_RT. */
+static DEFINE_RAW_SPINLOCK(fmm_mark_lock);
 static bool fmm_mark_registered;
 
 static const char *const fmm_mark_layouts[] = {
@@ -88,12 +98,32 @@ static const char *const fmm_mark_layouts[] = {
 	[FLEXMMAP_LAYOUT_AUTO] = "auto",
 };
 
+/*
+ * A rate-limited warning about @file: its name escaped (%pD would print a
+ * newline or an escape sequence in it as it is, and a user names the file).
+ */
+static __printf(2, 3) void fmm_mark_warn(struct file *file, const char *fmt,
+					 ...)
+{
+	struct name_snapshot n;
+	struct va_format vaf;
+	va_list args;
+
+	take_dentry_name_snapshot(&n, file->f_path.dentry);
+	va_start(args, fmt);
+	vaf.fmt = fmt;
+	vaf.va = &args;
+	pr_warn_ratelimited("%*pE: %pV", (int)n.name.len, n.name.name, &vaf);
+	va_end(args);
+	release_dentry_name_snapshot(&n);
+}
+
 static void fmm_mark_malformed(struct file *file, const char *name,
 			       const char *val, ssize_t len, const char *want)
 {
 	atomic_long_inc(&fmm_stats.mark_malformed);
-	pr_warn_ratelimited("%pD: %s \"%*pE\" is not %s: ignored\n", file, name,
-			    (int)len, val, want);
+	fmm_mark_warn(file, "%s \"%*pE\" is not %s: ignored\n", name, (int)len,
+		      val, want);
 }
 
 /* Read one attribute; its length, or 0 when absent or unreadable. */
@@ -104,8 +134,8 @@ static ssize_t fmm_mark_read(struct file *file, const char *name, char *buf)
 
 	if (len == -ERANGE) {
 		atomic_long_inc(&fmm_stats.mark_malformed);
-		pr_warn_ratelimited("%pD: %s longer than %d bytes: ignored\n",
-				    file, name, FMM_MARK_MAX);
+		fmm_mark_warn(file, "%s longer than %d bytes: ignored\n", name,
+			      FMM_MARK_MAX);
 		return 0;
 	}
 	return len > 0 ? len : 0;
@@ -150,10 +180,10 @@ static char fmm_mark_read_pax(struct file *file)
 		return pax;
 	if (uid_eq(inode->i_uid, GLOBAL_ROOT_UID) && !(inode->i_mode & 0022) &&
 	    !(file->f_path.mnt->mnt_flags & MNT_NOSUID) &&
-	    inode->i_sb->s_user_ns == &init_user_ns)
+	    !is_idmapped_mnt(file->f_path.mnt))
 		return pax;
 	atomic_long_inc(&fmm_stats.mark_untrusted);
-	pr_warn_ratelimited("%pD: user.pax.flags m: untrusted file\n", file);
+	fmm_mark_warn(file, "user.pax.flags m: untrusted file\n");
 	return 0;
 bad:
 	fmm_mark_malformed(file, FMM_MARK_PAX, buf, len,
@@ -161,41 +191,56 @@ bad:
 	return 0;
 }
 
-/* Keep @mark for the exec of @mm; FMM_MARK_NONE everywhere clears it. */
-static void fmm_mark_keep(struct mm_struct *mm, const struct fmm_mark *mark)
+static void fmm_mark_free(struct list_head *dead)
 {
-	bool none = mark->layout == FMM_MARK_NONE && !mark->pax;
-	unsigned long flags;
-	int i, slot = -1;
+	struct fmm_mark_entry *e, *tmp;
 
-	spin_lock_irqsave(&fmm_mark_lock, flags);
-	for (i = 0; i < FMM_MARK_SLOTS; i++) {
-		if (fmm_mark_slots[i].mm == mm) {
-			slot = i;
-			break;
+	list_for_each_entry_safe(e, tmp, dead, node) {
+		mmdrop(e->mm);
+		kfree(e);
+	}
+}
+
+/*
+ * Keep @mark for the exec of @mm (FMM_MARK_NONE and 0: it has none), in
+ * place of what an earlier call kept for it (a #! script's, before its
+ * interpreter's); free the entries that are done with.  Process context.
+ */
+static int fmm_mark_keep(struct mm_struct *mm, const struct fmm_mark *mark)
+{
+	struct fmm_mark_entry *e, *tmp, *new = NULL;
+	unsigned long flags;
+	LIST_HEAD(dead);
+
+	if (mark->layout != FMM_MARK_NONE || mark->pax) {
+		new = kmalloc(sizeof(*new), GFP_KERNEL);
+		if (!new) {
+			atomic_long_inc(&fmm_stats.mark_dropped);
+			/* Fail closed for M; the others fall back. */
+			return mark->pax == 'M' ? -ENOMEM : 0;
 		}
-		if (slot < 0 && !fmm_mark_slots[i].mm)
-			slot = i;
+		mmgrab(mm);
+		new->mm = mm;
+		new->mark = *mark;
+		new->taken = false;
 	}
-	if (none) {
-		if (slot >= 0 && fmm_mark_slots[slot].mm == mm) {
-			fmm_mark_slots[slot].mm = NULL;
-			WRITE_ONCE(fmm_mark_used, fmm_mark_used - 1);
-		}
-		goto out;
+	raw_spin_lock_irqsave(&fmm_mark_lock, flags);
+	list_for_each_entry_safe(e, tmp, &fmm_mark_list, node) {
+		if (e->mm != mm && !e->taken && atomic_read(&e->mm->mm_users))
+			continue;
+		if (!e->taken)
+			WRITE_ONCE(fmm_mark_pending, fmm_mark_pending - 1);
+		list_move(&e->node, &dead);
+		WRITE_ONCE(fmm_mark_entries, fmm_mark_entries - 1);
 	}
-	if (slot < 0) {
-		/* All busy: give one up, each in turn. */
-		slot = fmm_mark_next;
-		fmm_mark_next = (fmm_mark_next + 1) % FMM_MARK_SLOTS;
-		atomic_long_inc(&fmm_stats.mark_dropped);
-	} else if (fmm_mark_slots[slot].mm != mm) {
-		WRITE_ONCE(fmm_mark_used, fmm_mark_used + 1);
+	if (new) {
+		list_add(&new->node, &fmm_mark_list);
+		WRITE_ONCE(fmm_mark_entries, fmm_mark_entries + 1);
+		WRITE_ONCE(fmm_mark_pending, fmm_mark_pending + 1);
 	}
-	fmm_mark_slots[slot].mm = mm;
-	fmm_mark_slots[slot].mark = *mark;
-out:
-	spin_unlock_irqrestore(&fmm_mark_lock, flags);
+	raw_spin_unlock_irqrestore(&fmm_mark_lock, flags);
+	fmm_mark_free(&dead);
+	return 0;
 }
 
 /**
@@ -207,33 +252,49 @@ out:
  */
 void fmm_mark_take(struct mm_struct *mm, struct fmm_mark *mark)
 {
+	struct fmm_mark_entry *e;
 	unsigned long flags;
-	int i;
 
 	mark->layout = FMM_MARK_NONE;
 	mark->pax = 0;
-	if (!READ_ONCE(fmm_mark_used))
+	if (!READ_ONCE(fmm_mark_pending))
 		return;
-	spin_lock_irqsave(&fmm_mark_lock, flags);
-	for (i = 0; i < FMM_MARK_SLOTS; i++) {
-		if (fmm_mark_slots[i].mm == mm) {
-			*mark = fmm_mark_slots[i].mark;
-			fmm_mark_slots[i].mm = NULL;
-			WRITE_ONCE(fmm_mark_used, fmm_mark_used - 1);
+	raw_spin_lock_irqsave(&fmm_mark_lock, flags);
+	list_for_each_entry(e, &fmm_mark_list, node) {
+		if (e->mm == mm && !e->taken) {
+			*mark = e->mark;
+			e->taken = true;
+			WRITE_ONCE(fmm_mark_pending, fmm_mark_pending - 1);
 			break;
 		}
 	}
-	spin_unlock_irqrestore(&fmm_mark_lock, flags);
+	raw_spin_unlock_irqrestore(&fmm_mark_lock, flags);
 }
 
 NOKPROBE_SYMBOL(fmm_mark_take);
+
+/*
+ * Whether to read @file's markings: not from a file system mounted in a
+ * user namespace, nor from FUSE, under an overlay too (d_real_inode()):
+ * there a user answers the read, and could hold it, and the module with
+ * it, for ever.
+ */
+static bool fmm_mark_readable(struct file *file)
+{
+	struct super_block *sb = file_inode(file)->i_sb;
+
+	return sb->s_user_ns == &init_user_ns &&
+	       sb->s_magic != FUSE_SUPER_MAGIC &&
+	       d_real_inode(file->f_path.dentry)->i_sb->s_magic !=
+		       FUSE_SUPER_MAGIC;
+}
 
 static int fmm_mark_load_binary(struct linux_binprm *bprm)
 {
 	struct fmm_mark mark = { .layout = FMM_MARK_NONE };
 	int ret;
 
-	if (file_inode(bprm->file)->i_sb->s_magic != FUSE_SUPER_MAGIC) {
+	if (fmm_mark_readable(bprm->file)) {
 		mark.layout = fmm_mark_read_layout(bprm->file);
 		mark.pax = fmm_mark_read_pax(bprm->file);
 	}
@@ -248,9 +309,12 @@ static int fmm_mark_load_binary(struct linux_binprm *bprm)
 				return ret;
 		}
 	}
-	if (bprm->mm && (mark.layout != FMM_MARK_NONE || mark.pax ||
-			 READ_ONCE(fmm_mark_used)))
-		fmm_mark_keep(bprm->mm, &mark);
+	if (mark.layout != FMM_MARK_NONE || mark.pax ||
+	    READ_ONCE(fmm_mark_entries)) {
+		ret = fmm_mark_keep(bprm->mm, &mark);
+		if (ret)
+			return ret;
+	}
 	return -ENOEXEC;
 }
 
@@ -270,13 +334,23 @@ void fmm_mark_init(void)
 
 /*
  * First at unload.  No handler is running: each holds a module reference,
- * and rmmod got here only with none.
+ * and rmmod got here only with none.  Execs between here and the removal
+ * of the exec hook get the sysctls.
  */
 void fmm_mark_exit(void)
 {
+	unsigned long flags;
+	LIST_HEAD(dead);
+
 	if (fmm_mark_registered)
 		unregister_binfmt(&fmm_mark_binfmt);
 	fmm_mark_registered = false;
+	raw_spin_lock_irqsave(&fmm_mark_lock, flags);
+	list_splice_init(&fmm_mark_list, &dead);
+	WRITE_ONCE(fmm_mark_entries, 0);
+	WRITE_ONCE(fmm_mark_pending, 0);
+	raw_spin_unlock_irqrestore(&fmm_mark_lock, flags);
+	fmm_mark_free(&dead);
 }
 
 void fmm_mark_show(struct seq_file *m)

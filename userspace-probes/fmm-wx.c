@@ -790,6 +790,12 @@ static enum verdict r_pax_m_user_copy(void)
 		return fail("waitpid");
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return OPEN;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+		/* Not run: nothing was tested (a noexec /var/tmp, say). */
+		snprintf(rep->why, sizeof(rep->why),
+			 "the marked copy did not exec (exit 127)");
+		return UNTESTABLE;
+	}
 	if (WIFSIGNALED(st))
 		snprintf(rep->why, sizeof(rep->why), "the marked copy SIG%s",
 			 sigabbrev_np(WTERMSIG(st)) ?: "?");
