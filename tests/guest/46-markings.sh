@@ -23,7 +23,7 @@ t_atexit "rm -rf $W" # runs after the umount below: last in, first run
 touch $W/probe
 setfattr -n user.flexmmap.layout -v legacy $W/probe 2>/dev/null ||
 	t_fail_all "no user extended attributes on $W ($(stat -f -c %T $W))"
-t_plan 30
+t_plan 31
 
 stat_of() { sed -n "s/^$1 //p" /proc/flexmmap/stats; }
 denials() {
@@ -163,8 +163,17 @@ wx py-groupw "[1, 2, 3, 4, 5, 6] nx=3" some
 	t_fail_all "nosuid bind mount of $W"
 t_atexit "umount $W/nosuid"
 wx nosuid/py-m "[1, 2, 3, 4, 5, 6] nx=3" some
-t_eq "m on a file not owned by root, group-writable, or on a nosuid mount: not honoured, counted, logged" \
-	"3, 3" "$(($(stat_of mark_untrusted) - u0)), $(t_dmesg_since | grep -c 'user.pax.flags m: untrusted file')"
+# And through an idmapped mount (a container's root file system may be one:
+# its root could mark files that are root's on disk).
+mkdir $W/idmapped
+if out=$("$P/fmm-idmap" $W $W/idmapped 2>&1); then
+	t_atexit "umount $W/idmapped"
+	wx idmapped/py-m "[1, 2, 3, 4, 5, 6] nx=3" some
+else
+	t_fail "an idmapped bind mount of $W (fmm-idmap)" "$out"
+fi
+t_eq "m on a file not owned by root, group-writable, on a nosuid or an idmapped mount: not honoured, counted, logged" \
+	"4, 4" "$(($(stat_of mark_untrusted) - u0)), $(t_dmesg_since | grep -c 'user.pax.flags m: untrusted file')"
 echo 0 >$X
 wx py-none "[1, 2, 3, 4, 5, 6] nx=0" 0
 wx py-M "[1, 2, 3, 4, 5, 6] nx=3M" some
