@@ -17,8 +17,8 @@
  *   layout=VALUE pax=VALUE FILE
  *
  * VALUE is "-" when the attribute is absent; bytes outside printable ASCII
- * (and "\") are shown as \ooo, so a line is always one line, and an empty
- * value as \000.  Exit status:
+ * (and "\") are shown as \ooo, so a line is always one line; an empty value
+ * is shown as nothing ("pax=").  Exit status:
  * 0 done, 1 a file could not be marked or read (the others still are),
  * 2 bad usage (nothing touched).  Static, like the probes: it needs neither
  * the attr package nor a C library in the guest.  Man page: man/flexmmap-mark.1.
@@ -74,21 +74,29 @@ static bool valid_layout(const char *v)
 }
 
 /*
- * The letters PaX defines; one given in both cases contradicts itself (the
- * module ignores a value with both M and m, PaX rejects any such pair).
+ * What the module accepts: letters PaX defines, not both M and m.  An empty
+ * value is accepted too (no flags): "paxctl-ng -c" writes one.
+ */
+static bool module_pax_ok(const char *v)
+{
+	return strspn(v, "PpEeMmRrSsXx") == strlen(v) &&
+	       !(strchr(v, 'M') && strchr(v, 'm'));
+}
+
+/*
+ * What this tool writes: at least one letter (--clear removes), and no
+ * letter in both cases, which contradicts itself (paxctl-ng never writes
+ * one; PaX rejects it).
  */
 static bool valid_pax(const char *v)
 {
 	const char *c;
 
-	if (!*v)
+	if (!*v || !module_pax_ok(v))
 		return false;
-	for (c = v; *c; c++) {
-		char other = *c ^ 0x20;
-
-		if (!strchr("PpEeMmRrSsXx", *c) || strchr(v, other))
+	for (c = v; *c; c++)
+		if (strchr(v, *c ^ 0x20))
 			return false;
-	}
 	return true;
 }
 
@@ -144,12 +152,8 @@ static void print_value(const char *key, const char *v, ssize_t n, bool absent)
 	ssize_t i;
 
 	printf("%s=", key);
-	if (absent) {
+	if (absent)
 		putchar('-');
-	} else if (!n) {
-		/* An empty value, which no valid marking is: shown, not hidden. */
-		fputs("\\000", stdout);
-	}
 	for (i = 0; i < n; i++) {
 		unsigned char c = v[i];
 
@@ -189,7 +193,7 @@ static int show(const char *file)
 	if (!lay_absent && (strlen(lay) != (size_t)nl || !valid_layout(lay)))
 		fprintf(stderr, "%s: %s: %s is malformed; flexmmap ignores it\n",
 			prog, file, XA_LAYOUT);
-	if (!pax_absent && (strlen(pax) != (size_t)np || !valid_pax(pax)))
+	if (!pax_absent && (strlen(pax) != (size_t)np || !module_pax_ok(pax)))
 		fprintf(stderr, "%s: %s: %s is malformed; flexmmap ignores it\n",
 			prog, file, XA_PAX);
 	return 0;

@@ -16,7 +16,7 @@ MARK=$FMM_PROBES/flexmmap-mark
 for c in setfattr getfattr; do
 	command -v $c >/dev/null || t_fail_all "no $c in the guest image (package attr)"
 done
-t_plan 19
+t_plan 20
 
 LA=user.flexmmap.layout
 PX=user.pax.flags
@@ -88,6 +88,14 @@ else
 	t_fail "--show: a value with a newline is one line, escaped (\\012), with a note on stderr" \
 		"stdout: $out" "stderr: $err"
 fi
+
+# An empty user.pax.flags, as "paxctl-ng -c" writes it: no flags, not
+# malformed: "pax=" and no note.
+setfattr -n $PX "$G"
+out=$("$MARK" --show "$G" 2>"$D/err")
+err=$(cat "$D/err")
+t_eq "--show: an empty $PX (paxctl-ng -c) is 'pax=', with the layout's note only" \
+	"layout=legacy\\012x pax= $G|flexmmap-mark: $G: $LA is malformed; flexmmap ignores it" "$out|$err"
 
 out=$("$MARK" --clear "$F" "$G" 2>&1)
 rc=$?
