@@ -37,6 +37,8 @@
 #define XA_PAX "user.pax.flags"
 /* The kernel's limit for one value (XATTR_SIZE_MAX): any value fits. */
 #define XA_MAX 65536
+/* The module reads 16 bytes of each (FMM_MARK_MAX): a longer value is malformed. */
+#define MARK_MAX 16
 
 static const char *const layouts[] = { "kernel", "legacy", "flexible", "auto" };
 
@@ -49,8 +51,8 @@ static void usage(FILE *f)
 		"       %s --clear FILE...\n"
 		"       %s --show FILE...\n"
 		"  MODE: kernel, legacy, flexible or auto (" XA_LAYOUT ")\n"
-		"  FLAGS: PaX letters from PpEeMmRrSsXx, upper case on, lower case off,\n"
-		"         no letter in both cases (" XA_PAX "; flexmmap reads M and m)\n",
+		"  FLAGS: 1 to 16 PaX letters from PpEeMmRrSsXx, upper case on, lower case\n"
+		"         off, no letter in both cases (" XA_PAX "; flexmmap reads M and m)\n",
 		prog, prog, prog);
 }
 
@@ -74,12 +76,12 @@ static bool valid_layout(const char *v)
 }
 
 /*
- * What the module accepts: letters PaX defines, not both M and m.  An empty
- * value is accepted too (no flags): "paxctl-ng -c" writes one.
+ * What the module accepts: up to 16 letters PaX defines, not both M and m.
+ * An empty value is accepted too (no flags): "paxctl-ng -c" writes one.
  */
 static bool module_pax_ok(const char *v)
 {
-	return strspn(v, "PpEeMmRrSsXx") == strlen(v) &&
+	return strlen(v) <= MARK_MAX && strspn(v, "PpEeMmRrSsXx") == strlen(v) &&
 	       !(strchr(v, 'M') && strchr(v, 'm'));
 }
 
@@ -189,8 +191,11 @@ static int show(const char *file)
 	putchar(' ');
 	print_value("pax", pax, np, pax_absent);
 	printf(" %s\n", file);
-	/* Shown as stored; a note says flexmmap ignores it. */
-	if (!lay_absent && (strlen(lay) != (size_t)nl || !valid_layout(lay)))
+	/*
+	 * Shown as stored; a note says flexmmap ignores it.  An empty layout
+	 * is none to the module, like an absent one.
+	 */
+	if (!lay_absent && nl && (strlen(lay) != (size_t)nl || !valid_layout(lay)))
 		fprintf(stderr, "%s: %s: %s is malformed; flexmmap ignores it\n",
 			prog, file, XA_LAYOUT);
 	if (!pax_absent && (strlen(pax) != (size_t)np || !module_pax_ok(pax)))
@@ -301,7 +306,7 @@ int main(int argc, char **argv)
 			break;
 		case 'p':
 			if (!valid_pax(optarg))
-				bad_usage("bad FLAGS '%s': letters from PpEeMmRrSsXx, none in both cases",
+				bad_usage("bad FLAGS '%s': 1 to 16 letters from PpEeMmRrSsXx, none in both cases",
 					  optarg);
 			pax = optarg;
 			break;
