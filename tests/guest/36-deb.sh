@@ -3,7 +3,8 @@
 # The Debian packages, installed in the guest: "dpkg -i" of flexmmap-dkms
 # builds the module with DKMS against the guest kernel's headers and
 # installs it; modprobe loads it; the probes of flexmmap-tools run from
-# /usr/lib/flexmmap; "dpkg -r" removes both and the module is gone.
+# /usr/lib/flexmmap, flexmmap-mark from /usr/bin, and man renders the page
+# of each command; "dpkg -r" removes both and the module is gone.
 # The .debs come from "make deb" (part of make check), in /flexmmap/deb.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -19,7 +20,7 @@ rmmod flexmmap 2>/dev/null
 	t_skip_all "no headers package for $kver in the guest image (DKMS needs one; Debian's kernel has it)"
 command -v dkms >/dev/null || t_fail_all "no dkms in the guest image"
 compgen -G "$D/flexmmap-dkms_*.deb" >/dev/null || t_fail_all "no .debs in $D: make deb"
-t_plan 11
+t_plan 15
 t_dmesg_mark
 
 start=$SECONDS
@@ -59,6 +60,25 @@ if out=$(flexmmap-compare --modes 1 2>&1) && grep -q 'legacy / module-bottomup' 
 else
 	t_fail "flexmmap-compare from /usr/bin runs with the installed module" "$out"
 fi
+g=/usr/lib/flexmmap/flexmmap-mark
+t_eq "flexmmap-mark from /usr/bin shows an unmarked file" \
+	"layout=- pax=- $g" "$(flexmmap-mark --show "$g" 2>&1)"
+# man finds each page the package installed and renders it, and groff
+# finds nothing to warn about in it (as lintian's check of pages).  The
+# warnings come from the file (-l): by name, man may show the cat page it
+# saved in /var/cache/man the first time, without running groff again.
+for p in flexmmap-mark flexmmap-compare flexmmap-report; do
+	path=$(man -w "$p" 2>&1)
+	txt=$(man -P cat "$p" 2>/dev/null)
+	warn=$(man --warnings -P cat -l "$path" 2>&1 >/dev/null)
+	if [ "$path" = "/usr/share/man/man1/$p.1.gz" ] && grep -q '^NAME' <<<"$txt" &&
+		grep -q "^ *$p  *- " <<<"$txt" && [ -z "$warn" ]; then
+		t_ok "man $p: $path renders (NAME, $(wc -l <<<"$txt") lines, no warning)"
+	else
+		t_fail "man $p: the installed page renders" "man -w: $path" \
+			"warnings: $warn" "$(head -n 8 <<<"$txt")"
+	fi
+done
 t_check "modprobe -r flexmmap" modprobe -r flexmmap
 if out=$(dpkg -r flexmmap-tools flexmmap-dkms 2>&1); then
 	t_ok "dpkg -r flexmmap-tools flexmmap-dkms"

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * flexmmap-mark: write, clear and show the per-binary markings flexmmap
+ * reads at exec, as extended attributes setfattr(1) and getfattr(1) also
+ * read and write:
+ *
+ *   user.flexmmap.layout  kernel | legacy | flexible | auto
+ *   user.pax.flags        PaX letters as paxctl-ng writes them ("m", "em")
+ *
+ *   flexmmap-mark [--layout MODE] [--pax FLAGS] FILE...
+ *   flexmmap-mark --clear FILE...
+ *   flexmmap-mark --show FILE...
+ *
+ * --show prints one line per file, the file name last so that a name with
+ * spaces cannot shift the fields:
+ *
+ *   layout=VALUE pax=VALUE FILE
+ *
+ * VALUE is "-" when the attribute is absent; bytes outside printable ASCII
+ * (and "\") are shown as \ooo, so a line is always one line; an empty value
+ * is shown as nothing ("pax=").  Exit status:
+ * 0 done, 1 a file could not be marked or read (the others still are),
+ * 2 bad usage (nothing touched).  Static, like the probes: it needs neither
+ * the attr package nor a C library in the guest.  Man page: man/flexmmap-mark.1.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#define XA_LAYOUT "user.flexmmap.layout"
+#define XA_PAX "user.pax.flags"
+/* The kernel's limit for one value (XATTR_SIZE_MAX): any value fits. */
+#define XA_MAX 65536
+/* The module reads 16 bytes of each (FMM_MARK_MAX): a longer value is malformed. */
+#define MARK_MAX 16
+
+static const char *const layouts[] = { "kernel", "legacy", "flexible", "auto" };
+
+static const char *prog = "flexmmap-mark";
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"Usage: %s [--layout MODE] [--pax FLAGS] FILE...\n"
+		"       %s --clear FILE...\n"
+		"       %s --show FILE...\n"
+		"  MODE: kernel, legacy, flexible or auto (" XA_LAYOUT ")\n"
+		"  FLAGS: 1 to 16 PaX letters from PpEeMmRrSsXx, upper case on, lower case\n"
+		"         off, no letter in both cases (" XA_PAX "; flexmmap reads M and m)\n",
+		prog, prog, prog);
+}
+
+static void bad_usage(const char *fmt, const char *arg)
+{
+	fprintf(stderr, "%s: ", prog);
+	fprintf(stderr, fmt, arg);
+	fputc('\n', stderr);
+	usage(stderr);
+	exit(2);
+}
+
+static bool valid_layout(const char *v)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof(layouts) / sizeof(layouts[0]); i++)
+		if (!strcmp(v, layouts[i]))
+			return true;
+	return false;
+}
+
+/*
+ * What the module accepts: up to 16 letters PaX defines, not both M and m.
+ * An empty value is accepted too (no flags): "paxctl-ng -c" writes one.
+ */
+static bool module_pax_ok(const char *v)
+{
+	return strlen(v) <= MARK_MAX && strspn(v, "PpEeMmRrSsXx") == strlen(v) &&
+	       !(strchr(v, 'M') && strchr(v, 'm'));
+}
+
+/*
+ * What this tool writes: at least one letter (--clear removes), and no
+ * letter in both cases, which contradicts itself (paxctl-ng never writes
+ * one; PaX rejects it).
+ */
+static bool valid_pax(const char *v)
+{
+	const char *c;
+
+	if (!*v || !module_pax_ok(v))
+		return false;
+	for (c = v; *c; c++)
+		if (strchr(v, *c ^ 0x20))
+			return false;
+	return true;
+}
+
+/* The reason a file could not be marked (or read), in the user's terms. */
+static void file_error(const char *file, bool marking, int err)
+{
+	const char *what = marking ? "marking it" : "reading its marks";
+
+	switch (err) {
+	case ENOTSUP:
+		fprintf(stderr,
+			"%s: %s: the file system of %s does not support user extended attributes"
+			" (tmpfs before Linux 6.6 has none); mark a copy on ext4, xfs or btrfs\n",
+			prog, file, file);
+		break;
+	case EACCES:
+	case EPERM:
+		fprintf(stderr, "%s: %s: permission denied %s (%s): %s\n", prog,
+			file, what, err == EPERM ? "EPERM" : "EACCES",
+			marking ? "marking a file needs write permission on it" :
+				  "showing its marks needs read permission on it");
+		break;
+	case ENOENT:
+		fprintf(stderr, "%s: %s: no such file\n", prog, file);
+		break;
+	default:
+		fprintf(stderr, "%s: %s: %s: %s\n", prog, file, what, strerror(err));
+	}
+}
+
+/*
+ * One attribute's value into buf (XA_MAX + 1 bytes, NUL-terminated): its
+ * length, 0 with *absent set when there is none, or -errno.
+ */
+static ssize_t get_attr(const char *file, const char *name, char *buf,
+			bool *absent)
+{
+	ssize_t n = getxattr(file, name, buf, XA_MAX);
+
+	*absent = false;
+	if (n < 0 && errno == ENODATA) {
+		*absent = true;
+		n = 0;
+	} else if (n < 0) {
+		return -errno;
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+static void print_value(const char *key, const char *v, ssize_t n, bool absent)
+{
+	ssize_t i;
+
+	printf("%s=", key);
+	if (absent)
+		putchar('-');
+	for (i = 0; i < n; i++) {
+		unsigned char c = v[i];
+
+		if (c > ' ' && c < 0x7f && c != '\\')
+			putchar(c);
+		else
+			printf("\\%03o", c);
+	}
+}
+
+static int show(const char *file)
+{
+	static char lay[XA_MAX + 1], pax[XA_MAX + 1];
+	bool lay_absent, pax_absent;
+	ssize_t nl, np;
+	struct stat st;
+
+	if (stat(file, &st)) {
+		file_error(file, false, errno);
+		return 1;
+	}
+	nl = get_attr(file, XA_LAYOUT, lay, &lay_absent);
+	if (nl < 0) {
+		file_error(file, false, -nl);
+		return 1;
+	}
+	np = get_attr(file, XA_PAX, pax, &pax_absent);
+	if (np < 0) {
+		file_error(file, false, -np);
+		return 1;
+	}
+	print_value("layout", lay, nl, lay_absent);
+	putchar(' ');
+	print_value("pax", pax, np, pax_absent);
+	printf(" %s\n", file);
+	/*
+	 * Shown as stored; a note says flexmmap ignores it.  An empty layout
+	 * is none to the module, like an absent one.
+	 */
+	if (!lay_absent && nl && (strlen(lay) != (size_t)nl || !valid_layout(lay)))
+		fprintf(stderr, "%s: %s: %s is malformed; flexmmap ignores it\n",
+			prog, file, XA_LAYOUT);
+	if (!pax_absent && (strlen(pax) != (size_t)np || !module_pax_ok(pax)))
+		fprintf(stderr, "%s: %s: %s is malformed; flexmmap ignores it\n",
+			prog, file, XA_PAX);
+	return 0;
+}
+
+struct change {
+	const char *name;
+	const char *value; /* NULL: remove */
+	char old[XA_MAX + 1];
+	ssize_t old_len;
+	bool old_absent;
+	bool done;
+};
+
+/* Put an attribute back as it was before this run changed it. */
+static void undo(const char *file, struct change *c)
+{
+	int r;
+
+	if (c->old_absent)
+		r = removexattr(file, c->name);
+	else
+		r = setxattr(file, c->name, c->old, c->old_len, 0);
+	if (r && !(c->old_absent && errno == ENODATA))
+		fprintf(stderr, "%s: %s: could not restore %s: %s\n", prog,
+			file, c->name, strerror(errno));
+}
+
+/*
+ * Apply every change to one file, or none: the old values are read first
+ * and any change already made is undone when a later one fails.
+ */
+static int mark(const char *file, struct change *ch, int nch)
+{
+	struct stat st;
+	int i, err = 0;
+
+	if (stat(file, &st)) {
+		file_error(file, true, errno);
+		return 1;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		fprintf(stderr, "%s: %s: not a regular file (only programs and scripts are marked)\n",
+			prog, file);
+		return 1;
+	}
+	for (i = 0; i < nch; i++) {
+		ch[i].done = false;
+		ch[i].old_len = get_attr(file, ch[i].name, ch[i].old,
+					 &ch[i].old_absent);
+		if (ch[i].old_len < 0) {
+			file_error(file, true, -ch[i].old_len);
+			return 1;
+		}
+	}
+	for (i = 0; i < nch && !err; i++) {
+		int r;
+
+		if (ch[i].value)
+			r = setxattr(file, ch[i].name, ch[i].value,
+				     strlen(ch[i].value), 0);
+		else if (ch[i].old_absent)
+			r = 0; /* nothing to remove: not an error */
+		else
+			r = removexattr(file, ch[i].name);
+		if (r && !ch[i].value && errno == ENODATA)
+			r = 0;
+		if (r)
+			err = errno;
+		else
+			ch[i].done = true;
+	}
+	if (!err)
+		return 0;
+	file_error(file, true, err);
+	for (i = 0; i < nch; i++)
+		if (ch[i].done)
+			undo(file, &ch[i]);
+	return 1;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "layout", required_argument, NULL, 'l' },
+		{ "pax", required_argument, NULL, 'p' },
+		{ "clear", no_argument, NULL, 'c' },
+		{ "show", no_argument, NULL, 's' },
+		{ "help", no_argument, NULL, 'h' },
+		{ NULL, 0, NULL, 0 },
+	};
+	const char *layout = NULL, *pax = NULL;
+	bool clear = false, showing = false;
+	static struct change ch[2];
+	int o, i, nch = 0, rc = 0;
+
+	opterr = 0;
+	while ((o = getopt_long(argc, argv, "+:h", opts, NULL)) != -1) {
+		switch (o) {
+		case 'l':
+			if (!valid_layout(optarg))
+				bad_usage("bad MODE '%s': kernel, legacy, flexible or auto",
+					  optarg);
+			layout = optarg;
+			break;
+		case 'p':
+			if (!valid_pax(optarg))
+				bad_usage("bad FLAGS '%s': 1 to 16 letters from PpEeMmRrSsXx, none in both cases",
+					  optarg);
+			pax = optarg;
+			break;
+		case 'c':
+			clear = true;
+			break;
+		case 's':
+			showing = true;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case ':':
+			bad_usage("%s needs a value", argv[optind - 1]);
+			break;
+		default:
+			bad_usage("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (showing + clear + !!(layout || pax) != 1)
+		bad_usage("%s", "give one of --show, --clear, or --layout and/or --pax");
+	if (optind >= argc)
+		bad_usage("%s", "no FILE given");
+
+	if (showing) {
+		for (i = optind; i < argc; i++)
+			rc |= show(argv[i]);
+		return rc;
+	}
+	if (clear || layout)
+		ch[nch++] = (struct change){ .name = XA_LAYOUT, .value = layout };
+	if (clear || pax)
+		ch[nch++] = (struct change){ .name = XA_PAX, .value = pax };
+	for (i = optind; i < argc; i++)
+		rc |= mark(argv[i], ch, nch);
+	return rc;
+}
