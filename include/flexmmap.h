@@ -32,6 +32,17 @@
 #define FLEXMMAP_NX_MAX 3
 
 /*
+ * Per-binary markings, extended attributes read at exec (module/mark.c,
+ * written by flexmmap-mark or setfattr).  A value longer than
+ * FLEXMMAP_MARK_MAX bytes is malformed.
+ *	user.flexmmap.layout	"kernel", "legacy", "flexible" or "auto"
+ *	user.pax.flags		PaX letters (PpEeMmRrSsXx): m or M count
+ */
+#define FLEXMMAP_MARK_LAYOUT "user.flexmmap.layout"
+#define FLEXMMAP_MARK_PAX "user.pax.flags"
+#define FLEXMMAP_MARK_MAX 16
+
+/*
  * /proc/flexmmap/stats: "name value" lines, one counter per line.
  * /proc/flexmmap/tasks: one line per process with an mm that this /proc
  * shows the reader (its PID namespace, hidepid):

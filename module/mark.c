@@ -61,10 +61,10 @@
 /* markings= (control.c): 0 reads none (the handler is not registered). */
 bool fmm_mark_enable = true;
 
-#define FMM_MARK_LAYOUT "user.flexmmap.layout"
-#define FMM_MARK_PAX "user.pax.flags"
-/* The longest valid value: "flexible"; PaX's twelve letters. */
-#define FMM_MARK_MAX 16
+/* The names, and the longest value read (flexmmap.h), shared with the tool. */
+#define FMM_MARK_LAYOUT FLEXMMAP_MARK_LAYOUT
+#define FMM_MARK_PAX FLEXMMAP_MARK_PAX
+#define FMM_MARK_MAX FLEXMMAP_MARK_MAX
 
 /*
  * The markings of execs between the handler and setup_arg_pages(), one

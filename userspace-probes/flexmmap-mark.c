@@ -33,12 +33,14 @@
 #include <sys/stat.h>
 #include <sys/xattr.h>
 
-#define XA_LAYOUT "user.flexmmap.layout"
-#define XA_PAX "user.pax.flags"
+#include "flexmmap.h"
+
+#define XA_LAYOUT FLEXMMAP_MARK_LAYOUT
+#define XA_PAX FLEXMMAP_MARK_PAX
 /* The kernel's limit for one value (XATTR_SIZE_MAX): any value fits. */
 #define XA_MAX 65536
-/* The module reads 16 bytes of each (FMM_MARK_MAX): a longer value is malformed. */
-#define MARK_MAX 16
+/* The module reads FLEXMMAP_MARK_MAX bytes of each: a longer value is malformed. */
+#define MARK_MAX FLEXMMAP_MARK_MAX
 
 static const char *const layouts[] = { "kernel", "legacy", "flexible", "auto" };
 
