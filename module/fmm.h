@@ -85,7 +85,8 @@ enum fmm_reason {
  * @FMM_WHY_PERSONALITY: auto, and the kernel had chosen bottom-up
  *	(ADDR_COMPAT_LAYOUT, as setarch -L sets, or vm.legacy_va_layout=1)
  * @FMM_WHY_NO_GNU_STACK: auto, and the binary has no PT_GNU_STACK header
- * @FMM_WHY_MARKING: a marking on the binary (its extended attributes)
+ * @FMM_WHY_MARKING: the binary's user.flexmmap.layout (mark.c); when it is
+ *	auto, personality and no-gnu-stack still say why it is bottom-up
  */
 enum fmm_why {
 	FMM_WHY_SYSCTL,

@@ -80,8 +80,10 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 		fmm_mm_exec_reset(mm);
 		/* The binary's markings (mark.c) beat the sysctls. */
 		fmm_mark_take(mm, &mark);
-		if (mark.layout != FMM_MARK_NONE)
+		if (mark.layout != FMM_MARK_NONE) {
 			layout = mark.layout;
+			cause = FMM_WHY_MARKING;
+		}
 	}
 	/* May change *executable_stack: what the binary asked is read already. */
 	fmm_nx_exec(bprm, executable_stack, mark.pax);
@@ -145,7 +147,7 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 	else
 		atomic_long_inc(&fmm_stats.exec_flexible);
 out_trace:
-	trace_exec_layout(layout, want, cause, fmm_mm_nx(mm));
+	trace_exec_layout(layout, want, cause, fmm_mm_nx(mm) & FMM_NX_MODE);
 }
 
 NOKPROBE_SYMBOL(fmm_exec);

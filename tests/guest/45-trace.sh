@@ -4,8 +4,9 @@
 # with trace-cmd:
 #  - they exist while the module is loaded, under events/flexmmap;
 #  - exec_layout, with its pid, comm, mode, allocator, why and nx fields, for
-#    programs exec'd under vm.flexmmap_layout=0, 1 and 2, and under auto
-#    (3): plain, under setarch -L, and a copy without PT_GNU_STACK;
+#    programs exec'd under vm.flexmmap_layout=0, 1 and 2, a copy marked
+#    user.flexmmap.layout=legacy under 2, and under auto (3): plain, under
+#    setarch -L, and a copy without PT_GNU_STACK;
 #  - wx_denied under vm.flexmmap_nx=3 (fmm-wx's routes): call, prot and file
 #    of an anonymous mprotect(RWX) and of a file's mprotect(RX), one event
 #    per denial counted in /proc/flexmmap/stats;
@@ -18,18 +19,21 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 19
+t_plan 20
 
 P=$FMM_PROBES
 T=/sys/kernel/tracing
 E=$T/events/flexmmap
 R=/proc/sys/vm/flexmmap_retarget
 W=/tmp/fmm-trace
+# Markings need user extended attributes: the ext4 root, not /tmp's tmpfs.
+V=/var/tmp/fmm-trace.$$
 rmmod flexmmap 2>/dev/null
-rm -rf $W && mkdir -p $W
+rm -rf $W && mkdir -p $W $V
 command -v trace-cmd >/dev/null || t_fail_all "trace-cmd is not installed in the guest image"
 mountpoint -q $T || mount -t tracefs nodev $T || t_fail_all "cannot mount tracefs on $T"
 t_atexit 'sysctl -q vm.flexmmap_nx=0 vm.flexmmap_layout=3 2>/dev/null; rmmod flexmmap 2>/dev/null'
+t_atexit "rm -rf $V"
 
 t_insmod
 t_check "the events exist while the module is loaded" \
@@ -49,11 +53,15 @@ for c in l0 l1 l2 auto pers nogs; do cp /bin/true $W/fmmt-$c; done
 "$P/fmm-elfedit" --drop-gnustack /bin/true $W/fmmt-nogs ||
 	t_diag "fmm-elfedit --drop-gnustack /bin/true failed"
 chmod +x $W/fmmt-*
+if ! { cp /bin/true $V/fmmt-mark && setfattr -n user.flexmmap.layout -v legacy $V/fmmt-mark; }; then
+	t_diag "cannot make a copy of true marked user.flexmmap.layout=legacy in $V"
+fi
 cat >$W/exec-cases <<EOF
 run() { sh -c 'echo \$\$ >$W/pid-\$0; exec "\$@"' "\$@"; }
 sysctl -q vm.flexmmap_layout=0; run l0 $W/fmmt-l0
 sysctl -q vm.flexmmap_layout=1; run l1 $W/fmmt-l1
 sysctl -q vm.flexmmap_layout=2 vm.flexmmap_nx=2; run l2 $W/fmmt-l2
+run mark $V/fmmt-mark
 sysctl -q vm.flexmmap_layout=3 vm.flexmmap_nx=0; run auto $W/fmmt-auto
 run pers setarch -L $W/fmmt-pers
 run nogs $W/fmmt-nogs
@@ -77,6 +85,8 @@ exec_case l1 "mode=1 allocator=module-bottomup why=sysctl nx=0" \
 	"layout=1 gives module-bottomup (why sysctl)"
 exec_case l2 "mode=2 allocator=module-topdown why=sysctl nx=2" \
 	"layout=2 gives module-topdown (why sysctl), nx=2 recorded"
+exec_case mark "mode=1 allocator=module-bottomup why=marking nx=2" \
+	"a copy marked legacy under layout=2 gives module-bottomup (why marking)"
 exec_case auto "mode=3 allocator=module-topdown why=sysctl nx=0" \
 	"auto gives a PT_GNU_STACK binary module-topdown (why sysctl)"
 exec_case pers "mode=3 allocator=module-bottomup why=personality nx=0" \
