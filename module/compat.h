@@ -111,6 +111,16 @@ static inline bool fmm_mmap_write_trylock(struct mm_struct *mm)
 #define fmm_mmap_write_trylock mmap_write_trylock
 #endif
 
+/*
+ * A trace event's string: since 6.10 __assign_str() takes only the field
+ * and copies the source its __string() declaration named (trace.h).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
+#define fmm_assign_str(dst, src) __assign_str(dst)
+#else
+#define fmm_assign_str(dst, src) __assign_str(dst, src)
+#endif
+
 /* 6.1 has neither: both are then flags no mapping carries. */
 #ifndef MAP_ABOVE4G
 #define MAP_ABOVE4G 0

@@ -22,6 +22,7 @@
  * wx.c      the W^X probes of mode 3, armed and disarmed by nx.c
  * control.c every knob: module parameters, sysctls, /proc/flexmmap
  * tasks.c   /proc/flexmmap/tasks and self: each process's record
+ * trace.c   the trace events (trace.h): exec_layout, wx_denied, retarget
  */
 #ifndef _FMM_H
 #define _FMM_H
@@ -77,6 +78,53 @@ enum fmm_reason {
 	FMM_REASON_FORCED,
 	FMM_REASON_AUTO,
 };
+
+/**
+ * enum fmm_why - what decided an exec's layout (the exec_layout trace event)
+ * @FMM_WHY_SYSCTL: vm.flexmmap_layout: 0-2, or 3 (auto) choosing flexible
+ * @FMM_WHY_PERSONALITY: auto, and the kernel had chosen bottom-up
+ *	(ADDR_COMPAT_LAYOUT, as setarch -L sets, or vm.legacy_va_layout=1)
+ * @FMM_WHY_NO_GNU_STACK: auto, and the binary has no PT_GNU_STACK header
+ * @FMM_WHY_MARKING: the binary's user.flexmmap.layout (mark.c); when it is
+ *	auto, personality and no-gnu-stack still say why it is bottom-up
+ */
+enum fmm_why {
+	FMM_WHY_SYSCTL,
+	FMM_WHY_PERSONALITY,
+	FMM_WHY_NO_GNU_STACK,
+	FMM_WHY_MARKING,
+};
+
+static inline const char *fmm_why_name(enum fmm_why why)
+{
+	switch (why) {
+	case FMM_WHY_PERSONALITY:
+		return "personality";
+	case FMM_WHY_NO_GNU_STACK:
+		return "no-gnu-stack";
+	case FMM_WHY_MARKING:
+		return "marking";
+	default:
+		return "sysctl";
+	}
+}
+
+/* The ALLOCATOR column of /proc/flexmmap/tasks, and the trace events'. */
+static inline const char *fmm_alloc_name(enum fmm_alloc a)
+{
+	switch (a) {
+	case FMM_ALLOC_KERNEL_TOPDOWN:
+		return FLEXMMAP_ALLOC_KERNEL_TOPDOWN;
+	case FMM_ALLOC_KERNEL_BOTTOMUP:
+		return FLEXMMAP_ALLOC_KERNEL_BOTTOMUP;
+	case FMM_ALLOC_MODULE_BOTTOMUP:
+		return FLEXMMAP_ALLOC_MODULE_BOTTOMUP;
+	case FMM_ALLOC_MODULE_TOPDOWN:
+		return FLEXMMAP_ALLOC_MODULE_TOPDOWN;
+	default:
+		return "other";
+	}
+}
 
 static inline bool fmm_alloc_is_module(enum fmm_alloc a)
 {

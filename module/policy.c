@@ -38,6 +38,7 @@
 #include <linux/sched/task.h>
 #include <linux/spinlock.h>
 #include "fmm.h"
+#include "trace.h"
 
 /*
  * Orders exec's writes of a new mm's bases and allocator against a
@@ -72,27 +73,35 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 	enum fmm_alloc kernel, want;
 	enum fmm_reason why = FMM_REASON_FORCED;
 	struct fmm_mark mark = { .layout = FMM_MARK_NONE };
+	enum fmm_why cause = FMM_WHY_SYSCTL;
 
 	if (mm) {
 		/* On 6.10+ the record of the previous image survives exec. */
 		fmm_mm_exec_reset(mm);
 		/* The binary's markings (mark.c) beat the sysctls. */
 		fmm_mark_take(mm, &mark);
-		if (mark.layout != FMM_MARK_NONE)
+		if (mark.layout != FMM_MARK_NONE) {
 			layout = mark.layout;
+			cause = FMM_WHY_MARKING;
+		}
 	}
 	/* May change *executable_stack: what the binary asked is read already. */
 	fmm_nx_exec(bprm, executable_stack, mark.pax);
-	if (layout == FLEXMMAP_LAYOUT_KERNEL || !mm) {
+	if (!mm) {
 		atomic_long_inc(&fmm_stats.exec_kernel);
 		return;
 	}
 	kernel = fmm_mm_alloc(mm);
+	want = kernel;
+	if (layout == FLEXMMAP_LAYOUT_KERNEL) {
+		atomic_long_inc(&fmm_stats.exec_kernel);
+		goto out_trace;
+	}
 	if (kernel != FMM_ALLOC_KERNEL_TOPDOWN &&
 	    kernel != FMM_ALLOC_KERNEL_BOTTOMUP) {
 		/* Someone else manages this mm; leave it to them. */
 		atomic_long_inc(&fmm_stats.exec_unknown);
-		return;
+		goto out_trace;
 	}
 
 	switch (layout) {
@@ -111,13 +120,18 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 		want = fmm_module_alloc(kernel == FMM_ALLOC_KERNEL_BOTTOMUP ||
 					asked == EXSTACK_DEFAULT);
 		why = FMM_REASON_AUTO;
+		if (kernel == FMM_ALLOC_KERNEL_BOTTOMUP)
+			cause = FMM_WHY_PERSONALITY;
+		else if (asked == EXSTACK_DEFAULT)
+			cause = FMM_WHY_NO_GNU_STACK;
 		break;
 	}
 
 	/* Unload must find every mm it has to reset: track it first. */
 	if (!fmm_track_add(mm)) {
 		atomic_long_inc(&fmm_stats.fallback);
-		return;
+		want = kernel;
+		goto out_trace;
 	}
 	spin_lock(&fmm_layout_lock);
 	/* A retarget that came first has chosen: it stands. */
@@ -132,6 +146,8 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 		atomic_long_inc(&fmm_stats.exec_legacy);
 	else
 		atomic_long_inc(&fmm_stats.exec_flexible);
+out_trace:
+	trace_exec_layout(layout, want, cause, fmm_mm_nx(mm) & FMM_NX_MODE);
 }
 
 NOKPROBE_SYMBOL(fmm_exec);
@@ -177,24 +193,12 @@ static int fmm_mmap_write_lock_bounded(struct mm_struct *mm)
 	return 0;
 }
 
-/**
- * fmm_retarget - switch a running process's allocator for its future mmaps
- * @nr: the process, as a PID in the caller's namespace
- * @layout: FLEXMMAP_LAYOUT_KERNEL, _LEGACY or _FLEXIBLE
- *
- * Existing mappings never move; only where the next ones go changes.  The
- * bases are set for the new direction: the legacy base, or the 2004 gap
- * rule below the stack with the task's stack rlimit as it is now.  "kernel"
- * puts the process back on the kernel's allocator of the direction it has.
- *
- * Return: 0, -ESRCH (no such process, or it has no mm: exiting or a zombie
- * leader), -EINVAL (a kernel thread, or a bad layout), -EBUSY (another
- * module manages the mm), -EAGAIN (its mmap lock stayed held for
- * FMM_RETARGET_LOCK_MS), -ENOMEM, -EINTR.  Unload cannot run meanwhile: it
- * removes the sysctl first, which waits for this write to return; so this
- * write waits for no user for long (see fmm_mmap_write_lock_bounded()).
+/*
+ * fmm_retarget() without its trace event; *@from and *@to are set to the
+ * names of the allocators it was on and is to go to, each once known.
  */
-int fmm_retarget(pid_t nr, int layout)
+static int fmm_retarget_mm(pid_t nr, int layout, const char **from,
+			   const char **to)
 {
 	struct task_struct *task;
 	struct rlimit rlim = {};
@@ -210,6 +214,10 @@ int fmm_retarget(pid_t nr, int layout)
 	    layout != FLEXMMAP_LAYOUT_LEGACY &&
 	    layout != FLEXMMAP_LAYOUT_FLEXIBLE)
 		return -EINVAL;
+	/* The module's allocators are known now, the kernel's once cur is. */
+	want = fmm_module_alloc(layout == FLEXMMAP_LAYOUT_LEGACY);
+	if (layout != FLEXMMAP_LAYOUT_KERNEL)
+		*to = fmm_alloc_name(want);
 	pid = find_get_pid(nr);
 	task = get_pid_task(pid, PIDTYPE_PID);
 	put_pid(pid);
@@ -235,14 +243,15 @@ int fmm_retarget(pid_t nr, int layout)
 	}
 	spin_lock(&fmm_layout_lock);
 	cur = fmm_mm_alloc(mm);
+	*from = fmm_alloc_name(cur);
 	if (cur == FMM_ALLOC_OTHER) {
 		ret = -EBUSY;
 		goto out_unlock;
 	}
 	if (layout == FLEXMMAP_LAYOUT_KERNEL) {
 		want = fmm_kernel_of(cur);
+		*to = fmm_alloc_name(want);
 	} else {
-		want = fmm_module_alloc(layout == FLEXMMAP_LAYOUT_LEGACY);
 		why = FMM_REASON_FORCED;
 		/* Unload must find it: track it before pointing it at us. */
 		if (!fmm_alloc_is_module(cur) && !fmm_track_add(mm)) {
@@ -261,5 +270,33 @@ out_unlock:
 	spin_unlock(&fmm_layout_lock);
 	mmap_write_unlock(mm);
 	mmput(mm);
+	return ret;
+}
+
+/**
+ * fmm_retarget - switch a running process's allocator for its future mmaps
+ * @nr: the process, as a PID in the caller's namespace
+ * @layout: FLEXMMAP_LAYOUT_KERNEL, _LEGACY or _FLEXIBLE
+ *
+ * Existing mappings never move; only where the next ones go changes.  The
+ * bases are set for the new direction: the legacy base, or the 2004 gap
+ * rule below the stack with the task's stack rlimit as it is now.  "kernel"
+ * puts the process back on the kernel's allocator of the direction it has.
+ *
+ * Return: 0, -ESRCH (no such process, or it has no mm: exiting or a zombie
+ * leader), -EINVAL (a kernel thread, or a bad layout), -EBUSY (another
+ * module manages the mm), -EAGAIN (its mmap lock stayed held for
+ * FMM_RETARGET_LOCK_MS), -ENOMEM, -EINTR.  Unload cannot run meanwhile: it
+ * removes the sysctl first, which waits for this write to return; so this
+ * write waits for no user for long (see fmm_mmap_write_lock_bounded()).
+ * Each request, refused or not, is a retarget trace event.
+ */
+int fmm_retarget(pid_t nr, int layout)
+{
+	/* "-": a refusal before the allocator was known. */
+	const char *from = "-", *to = "-";
+	int ret = fmm_retarget_mm(nr, layout, &from, &to);
+
+	trace_retarget(nr, from, to, ret);
 	return ret;
 }

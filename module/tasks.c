@@ -47,14 +47,6 @@ static const char *fmm_nx_marking(int nx)
 	return (nx & FMM_NX_MODE) == FLEXMMAP_NX_WXORX ? "M" : "m";
 }
 
-static const char *const fmm_alloc_names[] = {
-	[FMM_ALLOC_OTHER] = "other",
-	[FMM_ALLOC_KERNEL_TOPDOWN] = FLEXMMAP_ALLOC_KERNEL_TOPDOWN,
-	[FMM_ALLOC_KERNEL_BOTTOMUP] = FLEXMMAP_ALLOC_KERNEL_BOTTOMUP,
-	[FMM_ALLOC_MODULE_BOTTOMUP] = FLEXMMAP_ALLOC_MODULE_BOTTOMUP,
-	[FMM_ALLOC_MODULE_TOPDOWN] = FLEXMMAP_ALLOC_MODULE_TOPDOWN,
-};
-
 /*
  * The first thread of @p that has an mm, with a reference, or NULL: a
  * zombie leader has none, its live threads still share one.  As
@@ -122,7 +114,7 @@ static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
 
 	if (access)
 		seq_printf(m, "%d %s %s nx=%d%s ", nr, fmm_mode_name(a, why),
-			   fmm_alloc_names[a], nx & FMM_NX_MODE,
+			   fmm_alloc_name(a), nx & FMM_NX_MODE,
 			   fmm_nx_marking(nx));
 	else
 		seq_printf(m, "%d - - - ", nr);

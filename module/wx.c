@@ -35,6 +35,7 @@
 #include <linux/shm.h>
 #include <uapi/linux/shm.h>
 #include "fmm.h"
+#include "trace.h"
 
 /*
  * Where a refused call resumes instead of the probed function: each stub
@@ -90,14 +91,41 @@ static bool fmm_path_noexec(const struct path *path)
 }
 
 /*
+ * The wx_denied trace event: the file's path, which d_path() finds without
+ * sleeping, else its name as the log line gives it.  Out of line, so the
+ * buffer is on the stack only while the event is being recorded.
+ */
+static noinline void fmm_wx_trace(const char *call, unsigned long prot,
+				  struct file *file)
+{
+	char buf[256];
+	const char *path = "(anonymous)";
+
+	if (file) {
+		path = d_path(&file->f_path, buf, sizeof(buf));
+		if (IS_ERR(path)) {
+			snprintf(buf, sizeof(buf), "%pD", file);
+			path = buf;
+		}
+	}
+	trace_wx_denied(call, prot, path);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_trace);
+
+/*
  * One log line per denial, rate-limited: the binary (the mm's exe_file,
  * RCU-protected, so no reference is taken), its pid, the call, and the file
- * mapped if any, else what was refused (@of, may be NULL).
+ * mapped if any, else what was refused (@of, may be NULL).  And a trace
+ * event, with @prot, the protection asked for (PROT_* bits).
  */
-static void fmm_wx_report(const char *call, const char *what, struct file *file,
-			  const char *of)
+static void fmm_wx_report(const char *call, const char *what,
+			  unsigned long prot, struct file *file, const char *of)
 {
 	struct file *exe;
+
+	if (trace_wx_denied_enabled())
+		fmm_wx_trace(call, prot, file);
 
 	rcu_read_lock();
 	exe = rcu_dereference(current->mm->exe_file);
@@ -141,7 +169,7 @@ static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 		why = "PROT_EXEC";
 	else
 		return 0;
-	fmm_wx_report("mmap", why, (flags & MAP_ANONYMOUS) ? NULL : file,
+	fmm_wx_report("mmap", why, prot, (flags & MAP_ANONYMOUS) ? NULL : file,
 		      "anonymous memory");
 	return fmm_wx_deny(regs, &fmm_stats.wx_denied_mmap);
 }
@@ -179,7 +207,7 @@ static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
 		why = "PROT_EXEC, memory that has been writable";
 	else
 		return 0;
-	fmm_wx_report("mprotect", why, vma->vm_file, "anonymous memory");
+	fmm_wx_report("mprotect", why, prot, vma->vm_file, "anonymous memory");
 	return fmm_wx_deny(regs, &fmm_stats.wx_denied_mprotect);
 }
 
@@ -191,7 +219,8 @@ static int fmm_wx_personality(struct pt_regs *regs, unsigned int persona)
 	if (persona == 0xffffffff || !(persona & READ_IMPLIES_EXEC) ||
 	    !fmm_mm_wx(current->mm))
 		return 0;
-	fmm_wx_report("personality", "READ_IMPLIES_EXEC", NULL, NULL);
+	fmm_wx_report("personality", "READ_IMPLIES_EXEC", PROT_READ | PROT_EXEC,
+		      NULL, NULL);
 	return fmm_wx_deny(regs, &fmm_stats.wx_denied_personality);
 }
 
@@ -224,14 +253,27 @@ NOKPROBE_SYMBOL(fmm_wx_personality32_pre);
 static int fmm_wx_shmat_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	int shmflg = regs_get_kernel_argument(regs, 2);
+	unsigned long prot = PROT_READ | PROT_EXEC;
 
 	if (!(shmflg & SHM_EXEC) || !fmm_mm_wx(current->mm))
 		return 0;
-	fmm_wx_report("shmat", "SHM_EXEC", NULL, "a System V segment");
+	if (!(shmflg & SHM_RDONLY))
+		prot |= PROT_WRITE;
+	fmm_wx_report("shmat", "SHM_EXEC", prot, NULL, "a System V segment");
 	return fmm_wx_deny(regs, &fmm_stats.wx_denied_shmat);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_shmat_pre);
+
+/* A vma's protection as PROT_* bits, for the trace event. */
+static unsigned long fmm_vma_prot(struct vm_area_struct *vma)
+{
+	return ((vma->vm_flags & VM_READ) ? PROT_READ : 0) |
+	       ((vma->vm_flags & VM_WRITE) ? PROT_WRITE : 0) |
+	       ((vma->vm_flags & VM_EXEC) ? PROT_EXEC : 0);
+}
+
+NOKPROBE_SYMBOL(fmm_vma_prot);
 
 /*
  * userfaultfd: UFFDIO_COPY, _CONTINUE and _ZEROPAGE fill a registered range
@@ -249,7 +291,8 @@ static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
 	if (!(vma->vm_flags & VM_EXEC) || !fmm_mm_wx(vma->vm_mm))
 		return 0;
 	fmm_wx_report("userfaultfd", "UFFDIO_COPY/CONTINUE/ZEROPAGE",
-		      vma->vm_file, "executable anonymous memory");
+		      fmm_vma_prot(vma), vma->vm_file,
+		      "executable anonymous memory");
 	return fmm_wx_deny(regs, &fmm_stats.wx_denied_uffd);
 }
 
@@ -279,7 +322,7 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 	mmap_read_unlock(mm);
 	if (!exec)
 		return 0;
-	fmm_wx_report("userfaultfd", "UFFDIO_ZEROPAGE", NULL,
+	fmm_wx_report("userfaultfd", "UFFDIO_ZEROPAGE", PROT_EXEC, NULL,
 		      "executable memory");
 	return fmm_wx_deny(regs, &fmm_stats.wx_denied_uffd);
 }
@@ -299,7 +342,8 @@ static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
 
 	if (!(gup_flags & FOLL_WRITE) || !fmm_mm_wx(mm))
 		return 0;
-	fmm_wx_report("/proc/PID/mem", "write", NULL, "a W^X process");
+	fmm_wx_report("/proc/PID/mem", "write", PROT_WRITE, NULL,
+		      "a W^X process");
 	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem, fmm_wx_zero);
 }
 
@@ -325,7 +369,8 @@ static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 	task_unlock(tsk);
 	if (!wx)
 		return 0;
-	fmm_wx_report("ptrace", "PTRACE_POKE", NULL, "a W^X process");
+	fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
+		      "a W^X process");
 	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem, fmm_wx_zero);
 }
 
