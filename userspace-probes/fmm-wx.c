@@ -695,37 +695,66 @@ static enum verdict r_personality_rie(void)
 	return call(p);
 }
 
-static enum verdict r_rwx_pt_load(void)
+/*
+ * Fork a child whose output goes to /dev/null, to exec a program: 0 in the
+ * child, its PID in the parent, -1 when fork() failed.
+ */
+static pid_t fork_quiet(void)
 {
-	char *const argv[] = { (char *)rwx_helper, "--print", NULL };
 	pid_t pid;
-	int st, nul;
+	int nul;
 
 	step("fork");
 	pid = fork();
-	if (pid < 0)
-		return fail("fork");
 	if (pid == 0) {
 		nul = open("/dev/null", O_WRONLY);
 		if (nul >= 0) {
 			dup2(nul, 1);
 			dup2(nul, 2);
 		}
-		execv(rwx_helper, argv);
-		_exit(127);
 	}
+	return pid;
+}
+
+/*
+ * The verdict on child @pid, which exec'd @what: OPEN if it exited 0,
+ * UNTESTABLE if the exec itself failed (the child's _exit(127)).
+ */
+static enum verdict judge_exec(pid_t pid, const char *what)
+{
+	int st;
+
 	step("exec");
 	if (waitpid(pid, &st, 0) != pid)
 		return fail("waitpid");
 	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
 		return OPEN;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
+		/* Not run: nothing was tested (a noexec /var/tmp, say). */
+		snprintf(rep->why, sizeof(rep->why), "%s did not exec", what);
+		return UNTESTABLE;
+	}
 	if (WIFSIGNALED(st))
-		snprintf(rep->why, sizeof(rep->why), "exec %s SIG%s", rwx_helper,
+		snprintf(rep->why, sizeof(rep->why), "%s SIG%s", what,
 			 sigabbrev_np(WTERMSIG(st)) ?: "?");
 	else
-		snprintf(rep->why, sizeof(rep->why), "exec %s: exit %d",
-			 rwx_helper, WEXITSTATUS(st));
+		snprintf(rep->why, sizeof(rep->why), "%s: exit %d", what,
+			 WEXITSTATUS(st));
 	return CLOSED;
+}
+
+static enum verdict r_rwx_pt_load(void)
+{
+	char *const argv[] = { (char *)rwx_helper, "--print", NULL };
+	pid_t pid = fork_quiet();
+
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		execv(rwx_helper, argv);
+		_exit(127);
+	}
+	return judge_exec(pid, rwx_helper);
 }
 
 /*
@@ -741,7 +770,7 @@ static enum verdict r_pax_m_user_copy(void)
 	char path[] = "/var/tmp/fmm-wx-m.XXXXXX";
 	char *const argv[] = { path, "--mmap-rwx", NULL };
 	char buf[65536];
-	int in, out, rd, nul, st;
+	int in, out, rd;
 	ssize_t n;
 	pid_t pid;
 
@@ -772,38 +801,14 @@ static enum verdict r_pax_m_user_copy(void)
 	unlink(path);
 	if (rd < 0)
 		return fail("open the copy");
-	step("fork");
-	pid = fork();
+	pid = fork_quiet();
 	if (pid < 0)
 		return fail("fork");
 	if (pid == 0) {
-		nul = open("/dev/null", O_WRONLY);
-		if (nul >= 0) {
-			dup2(nul, 1);
-			dup2(nul, 2);
-		}
 		syscall(SYS_execveat, rd, "", argv, environ, AT_EMPTY_PATH);
 		_exit(127);
 	}
-	step("exec");
-	if (waitpid(pid, &st, 0) != pid)
-		return fail("waitpid");
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 0)
-		return OPEN;
-	if (WIFEXITED(st) && WEXITSTATUS(st) == 127) {
-		/* Not run: nothing was tested (a noexec /var/tmp, say). */
-		snprintf(rep->why, sizeof(rep->why),
-			 "the marked copy did not exec (exit 127)");
-		return UNTESTABLE;
-	}
-	if (WIFSIGNALED(st))
-		snprintf(rep->why, sizeof(rep->why), "the marked copy SIG%s",
-			 sigabbrev_np(WTERMSIG(st)) ?: "?");
-	else
-		snprintf(rep->why, sizeof(rep->why),
-			 "the marked copy's mmap RWX: exit %d",
-			 WEXITSTATUS(st));
-	return CLOSED;
+	return judge_exec(pid, "the marked copy (mmap RWX)");
 }
 
 /* One page of our own executable, mapped private R|X. */
