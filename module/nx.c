@@ -169,7 +169,7 @@ static bool fmm_nx_marked_wx;
  */
 int fmm_nx_arm_marked(void)
 {
-	int ret = 0;
+	int ret;
 
 	if (READ_ONCE(fmm_nx_marked_wx))
 		return 0;

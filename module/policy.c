@@ -147,7 +147,10 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 	else
 		atomic_long_inc(&fmm_stats.exec_flexible);
 out_trace:
-	trace_exec_layout(layout, want, cause, fmm_mm_nx(mm) & FMM_NX_MODE);
+	/* Guarded: the record is read (a call) only while the event is on. */
+	if (trace_exec_layout_enabled())
+		trace_exec_layout(layout, want, cause,
+				  fmm_mm_nx(mm) & FMM_NX_MODE);
 }
 
 NOKPROBE_SYMBOL(fmm_exec);
