@@ -65,6 +65,9 @@ GUEST_M := -m32
 else
 GUEST_M := -m64
 endif
+# <asm/...> for -m32 from the multiarch folder, without gcc-multilib: see
+# M32INC in userspace-probes/Makefile.
+M32INC := -idirafter /usr/include/$(shell $(CC) -print-multiarch)
 OUT := $(BUILD)/out
 KMOD := $(BUILD)/kmod
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
@@ -140,7 +143,7 @@ BENCH_OUT := $(OUT)/bench
 benchprog: $(BENCH_OUT)/fmm-bench $(BENCH_OUT)/flexmmap-bench
 $(BENCH_OUT)/fmm-bench: $(SRC)/bench/fmm-bench.c
 	@mkdir -p $(BENCH_OUT)
-	$(CC) $(GUEST_M) -static -Wall -Wextra -Werror -O2 -std=gnu11 -o $@ $<
+	$(CC) $(GUEST_M) $(M32INC) -static -Wall -Wextra -Werror -O2 -std=gnu11 -o $@ $<
 $(BENCH_OUT)/flexmmap-bench: $(SRC)/bench/flexmmap-bench
 	@install -D -m 0755 $< $@
 
@@ -152,7 +155,7 @@ ST_OUT := $(OUT)/selftests
 selftests: $(addprefix $(ST_OUT)/,$(SELFTESTS))
 $(ST_OUT)/%: $(LINUX_SRC)/.extracted
 	@mkdir -p $(ST_OUT)
-	$(CC) $(GUEST_M) -static -O2 -I$(LINUX_SRC)/tools/testing/selftests -o $@ \
+	$(CC) $(GUEST_M) $(M32INC) -static -O2 -I$(LINUX_SRC)/tools/testing/selftests -o $@ \
 	  $(LINUX_SRC)/tools/testing/selftests/vm/$*.c
 
 # The guest sees $(OUT) at /flexmmap: module, probes and the guest-side tests.

@@ -98,10 +98,22 @@ MODULE_PARM_DESC(markings,
 		 "0: read no per-binary markings (user.flexmmap.layout, user.pax.flags) at exec (mark.c)");
 /* clang-format on */
 
-module_param_named(pae_nx, fmm_pae_nx_enable, bool, 0444);
+static int fmm_param_set_pae_nx(const char *val, const struct kernel_param *kp)
+{
+	const char *help = "0 (off), 1 (with the NX policy) or 2 (from load)";
+
+	return fmm_param_set(val, kp, FMM_PAE_NX_LOAD, help);
+}
+
+static const struct kernel_param_ops fmm_pae_nx_ops = {
+	.set = fmm_param_set_pae_nx,
+	.get = param_get_int,
+};
+
+module_param_cb(pae_nx, &fmm_pae_nx_ops, &fmm_pae_nx_enable, 0444);
 /* clang-format off */
 MODULE_PARM_DESC(pae_nx,
-		 "0: leave a 32-bit PAE kernel's user mappings executable where its vm_get_page_prot() drops NX (pae-nx.c)");
+		 "where a 32-bit PAE kernel's vm_get_page_prot() drops NX, set it again: 0 never, 1 from the first vm.flexmmap_nx mode other than 0 (default), 2 from load (pae-nx.c)");
 /* clang-format on */
 
 static int fmm_layout_max = FLEXMMAP_LAYOUT_MAX;

@@ -398,8 +398,10 @@ bool fmm_wx_armed(void);
 void fmm_wx_probes_show(struct seq_file *m);
 
 /* pae-nx.c: NX for user mappings on a 32-bit PAE kernel that drops it */
-extern bool fmm_pae_nx_enable;
+enum { FMM_PAE_NX_OFF, FMM_PAE_NX_POLICY, FMM_PAE_NX_LOAD };
+extern int fmm_pae_nx_enable;
 int fmm_pae_nx_init(void);
+int fmm_pae_nx_arm(void);
 void fmm_pae_nx_exit(void);
 void fmm_pae_nx_show(struct seq_file *m);
 void fmm_pae_nx_probes_show(struct seq_file *m);

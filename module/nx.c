@@ -20,6 +20,10 @@
  * Mode 3 also marks the mm at exec (record-*.c: exec clears the mark, fork
  * copies it), and arms the W^X probes (wx.c) before it can mark anyone,
  * disarming them once it no longer can.
+ *
+ * On a 32-bit PAE kernel that drops NX (pae-nx.c) no mode but 0 means
+ * anything without the correction: the first mode other than 0 (or binary
+ * marked M) arms it, before it applies to anyone, until unload.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -174,25 +178,29 @@ int fmm_nx_arm_marked(void)
 	if (READ_ONCE(fmm_nx_marked_wx))
 		return 0;
 	mutex_lock(&fmm_nx_mutex);
-	ret = fmm_wx_arm();
+	ret = fmm_pae_nx_arm();
+	if (!ret)
+		ret = fmm_wx_arm();
 	if (!ret)
 		WRITE_ONCE(fmm_nx_marked_wx, true);
 	mutex_unlock(&fmm_nx_mutex);
 	if (ret)
-		pr_err_ratelimited("pax M: no W^X probes (%d)\n", ret);
+		pr_err_ratelimited("pax M: cannot arm its probes (%d)\n", ret);
 	return ret;
 }
 
 /*
  * Arm before mode 3 can mark anyone; disarm once it can no longer (and no
- * binary marked M has run).
+ * binary marked M has run).  The PAE NX correction, once armed, stays.
  */
 static int fmm_nx_set(int mode)
 {
 	int ret = 0;
 
 	mutex_lock(&fmm_nx_mutex);
-	if (mode == FLEXMMAP_NX_WXORX)
+	if (mode != FLEXMMAP_NX_KERNEL)
+		ret = fmm_pae_nx_arm();
+	if (!ret && mode == FLEXMMAP_NX_WXORX)
 		ret = fmm_wx_arm();
 	if (!ret) {
 		WRITE_ONCE(fmm_nx, mode);
@@ -201,8 +209,8 @@ static int fmm_nx_set(int mode)
 	}
 	mutex_unlock(&fmm_nx_mutex);
 	if (ret)
-		pr_err("vm.flexmmap_nx=3: cannot arm the W^X probes (%d); mode stays %d\n",
-		       ret, READ_ONCE(fmm_nx));
+		pr_err("vm.flexmmap_nx=%d: cannot arm its probes (%d); mode stays %d\n",
+		       mode, ret, READ_ONCE(fmm_nx));
 	return ret;
 }
 
@@ -227,10 +235,13 @@ int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 	return fmm_nx_set(mode);
 }
 
-/* At load: nx=3 arms the W^X probes before the exec hook goes in. */
+/*
+ * At load: nx=3 arms the W^X probes, any mode but 0 the PAE NX correction,
+ * before the exec hook goes in.
+ */
 int fmm_nx_init(void)
 {
-	return fmm_nx == FLEXMMAP_NX_WXORX ? fmm_nx_set(fmm_nx) : 0;
+	return fmm_nx != FLEXMMAP_NX_KERNEL ? fmm_nx_set(fmm_nx) : 0;
 }
 
 /*

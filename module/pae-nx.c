@@ -10,22 +10,34 @@
  * (nx.c, wx.c) means nothing on such a kernel, and neither does the
  * kernel's own: a non-executable stack runs code.
  *
- * When the kernel has this bug, and pae_nx= is not 0, a kretprobe on
- * vm_get_page_prot() adds _PAGE_NX to its result where the kernel meant it:
- * the kernel's answers for the 16 combinations of VM_READ, VM_WRITE,
- * VM_EXEC and VM_SHARED are read at load, and those that are present and
- * not executable get NX (the PAGE_* values of protection_map[] without
- * _EXEC carry it).  On 32-bit nothing else enters the result (protection
- * keys and memory encryption are 64-bit only).  The function has no fentry
- * call, so the kprobe under the kretprobe is an int3 that kprobes turns
- * into a jump; a kprobe that sent the call elsewhere would have to stay an
- * int3 (probe.c, moves_ip).  Either costs about the same under TCG (make
- * bench GUEST=i386: exec+exit 1.011 as an int3 kprobe, 1.012 as this
- * kretprobe, 1.006 with pae_nx=0; mmap+munmap up to 1.016 against 1.00):
- * the kretprobe keeps the kernel's own computation.  Calls whose result
- * needs no NX take no return hook.  The kretprobe has instances for four
- * times the CPUs (a call does not sleep); a call that finds none keeps the
- * kernel's value and is counted in missed_vm_get_page_prot.
+ * When the kernel has this bug, a kretprobe on vm_get_page_prot() adds
+ * _PAGE_NX to its result where the kernel meant it: the kernel's answers
+ * for the 16 combinations of VM_READ, VM_WRITE, VM_EXEC and VM_SHARED are
+ * read at load, and those that are present and not executable get NX (the
+ * PAGE_* values of protection_map[] without _EXEC carry it).  On 32-bit
+ * nothing else enters the result (protection keys and memory encryption
+ * are 64-bit only).  The function has no fentry call, so the kprobe under
+ * the kretprobe is an int3 that kprobes turns into a jump; a kprobe that
+ * sent the call elsewhere would have to stay an int3 (probe.c, moves_ip).
+ * Either costs about the same under TCG: the kretprobe keeps the kernel's
+ * own computation.  Calls whose result needs no NX take no return hook.
+ * The kretprobe has instances for four times the CPUs (a call does not
+ * sleep); a call that finds none keeps the kernel's value and is counted in
+ * missed_vm_get_page_prot.
+ *
+ * When (pae_nx=):
+ *	0	never: the kernel's behaviour ("off")
+ *	1	with the NX policy (the default): armed the first time a mode
+ *		other than 0 is set (nx= at load, a vm.flexmmap_nx write,
+ *		or the exec of a binary marked M), by nx.c under its mutex
+ *		before that mode can apply to anyone, and kept until unload;
+ *		until then "standby", and mode 0 is the kernel's own
+ *		behaviour, NX bug included
+ *	2	from load, whatever the mode
+ * Each hooked call costs a kprobe and a return trampoline, about 5 us of
+ * an exec's 220 under TCG's instruction clock, twice the rest of the
+ * module (docs/i386-guest.md): the default makes no exec pay for a policy
+ * nobody asked for.
  *
  * Not corrected: the same truncation is in x86's pte_flags_need_flush()
  * (unsigned long flags), so mprotect() taking PROT_EXEC away, which
@@ -36,9 +48,9 @@
  * nx=3 no page is writable and executable at once, and making one
  * writable changes RW too, which is flushed.
  *
- * It applies to mappings made or mprotect()ed while the module is loaded,
- * which keep NX after unload; mappings made before the load stay
- * executable until mprotect()ed, or the process execs.
+ * It applies to mappings made or mprotect()ed while it is armed, which
+ * keep NX after unload; mappings made before stay executable until
+ * mprotect()ed, or the process execs.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -50,15 +62,20 @@
 #include <linux/slab.h>
 #include "fmm.h"
 
-/* pae_nx= (control.c): 0 leaves the kernel's vm_get_page_prot() alone. */
-bool fmm_pae_nx_enable = true;
+/* pae_nx= (control.c): FMM_PAE_NX_OFF, _POLICY (default) or _LOAD. */
+int fmm_pae_nx_enable = FMM_PAE_NX_POLICY;
 
 #define FMM_PROT_BITS (VM_READ | VM_WRITE | VM_EXEC | VM_SHARED)
 
 /* Which of vm_get_page_prot()'s answers get NX, by those four bits. */
 static bool fmm_pae_nx_add[FMM_PROT_BITS + 1] __ro_after_init;
+/* The kernel drops NX and pae_nx= is not 0: fmm_pae_nx_arm() arms. */
+static bool fmm_pae_nx_needed __ro_after_init;
 static const char *fmm_pae_nx_state = "kernel";
-/* While armed; the control files, which read it, exist only meanwhile. */
+/*
+ * Set once armed, until unload (fmm_pae_nx_exit(), after the control files
+ * that read it are gone).
+ */
 static struct kretprobe *fmm_pae_nx_rp;
 static unsigned long fmm_pae_nx_missed;
 
@@ -86,19 +103,17 @@ static int fmm_pae_nx_return(struct kretprobe_instance *ri,
 NOKPROBE_SYMBOL(fmm_pae_nx_return);
 
 /*
- * Read the kernel's answers; arm the kretprobe if it drops NX somewhere.
- * Not armed (state "kernel") on a kernel that keeps NX, or whose CPU has
- * none.
+ * Read the kernel's answers: if it drops NX somewhere, "standby", and armed
+ * now with pae_nx=2.  Nothing to do (state "kernel") on a kernel that keeps
+ * NX, or whose CPU has none.
  */
 int fmm_pae_nx_init(void)
 {
-	struct kretprobe *rp;
 	bool differs = false;
 	unsigned long i;
 	pteval_t val;
-	int ret;
 
-	if (!fmm_pae_nx_enable) {
+	if (fmm_pae_nx_enable == FMM_PAE_NX_OFF) {
 		fmm_pae_nx_state = "off";
 		return 0;
 	}
@@ -116,6 +131,28 @@ int fmm_pae_nx_init(void)
 		pr_warn("vm_get_page_prot() drops NX on this kernel; not corrected here\n");
 		return 0;
 	}
+	fmm_pae_nx_needed = true;
+	fmm_pae_nx_state = "standby";
+	if (fmm_pae_nx_enable == FMM_PAE_NX_LOAD)
+		return fmm_pae_nx_arm();
+	pr_info("this kernel's vm_get_page_prot() drops NX: corrected from the first vm.flexmmap_nx mode other than 0\n");
+	return 0;
+}
+
+/*
+ * Arm the correction if this kernel needs it and it is not armed yet.
+ * Under nx.c's mutex, or from init before anything else can call it; in
+ * process context (registering a kretprobe sleeps).  Fails only where the
+ * correction is needed and cannot be made: the caller then refuses the
+ * mode that wanted it.
+ */
+int fmm_pae_nx_arm(void)
+{
+	struct kretprobe *rp;
+	int ret;
+
+	if (!fmm_pae_nx_needed || fmm_pae_nx_rp)
+		return 0;
 	rp = kzalloc(sizeof(*rp), GFP_KERNEL);
 	if (!rp)
 		return -ENOMEM;
@@ -129,8 +166,9 @@ int fmm_pae_nx_init(void)
 		kfree(rp);
 		return ret;
 	}
-	fmm_pae_nx_rp = rp;
-	fmm_pae_nx_state = "fixed";
+	/* The stats file reads both without the mutex. */
+	WRITE_ONCE(fmm_pae_nx_rp, rp);
+	WRITE_ONCE(fmm_pae_nx_state, "fixed");
 	pr_info("this kernel's vm_get_page_prot() drops NX: set again for mappings made from now on\n");
 	return 0;
 }
@@ -165,13 +203,13 @@ void fmm_pae_nx_exit(void)
 
 void fmm_pae_nx_show(struct seq_file *m)
 {
-	seq_printf(m, "pae_nx %s\n", fmm_pae_nx_state);
+	seq_printf(m, "pae_nx %s\n", READ_ONCE(fmm_pae_nx_state));
 }
 
 /* Calls that kept the kernel's value: no free instance, or re-entrancy. */
 void fmm_pae_nx_probes_show(struct seq_file *m)
 {
-	struct kretprobe *rp = fmm_pae_nx_rp;
+	struct kretprobe *rp = READ_ONCE(fmm_pae_nx_rp);
 
 	if (rp)
 		seq_printf(m, "missed_vm_get_page_prot %lu\n",

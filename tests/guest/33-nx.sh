@@ -130,20 +130,21 @@ for bad in 4 -1 abc 99999999999; do
 done
 
 t_insmod layout=0
+# W^X armed per mode: the default, then modes 0..3 written in turn (checked
+# in one result after the mode loop below).
+armed="$(cat $S):$(stat_of wx_armed)"
+echo 2 >$S
 # NX as the module gives it: on a 32-bit PAE kernel whose vm_get_page_prot()
-# drops NX the stock kernel enforces none and the module puts it back
-# (pae_nx, 13-pae-nx.sh); with pae_nx=0, or a CPU without NX, paxtest's
-# plain exec tests test the missing NX, not the mode, and are skipped.
+# drops NX the stock kernel enforces none and the module puts it back from
+# the first mode other than 0, the write above, until unload (pae_nx,
+# 13-pae-nx.sh); with pae_nx=0, or a CPU without NX, paxtest's plain exec
+# tests test the missing NX, not the mode, and are skipped.
 NX_HW=1
 t_nx_enforced || NX_HW=0
 NX_HW_SKIP="NX not enforced (code in a rw-p page runs: no NX in the CPU, or a 32-bit PAE kernel with pae_nx=0)"
 [ $NX_HW = 1 ] || t_diag "$NX_HW_SKIP: paxtest's exec tests are skipped"
 PAE_FIXED=0
 [ "$(stat_of pae_nx)" != fixed ] || PAE_FIXED=1
-# W^X armed per mode: the default, then modes 0..3 written in turn (checked
-# in one result after the mode loop below).
-armed="$(cat $S):$(stat_of wx_armed)"
-echo 2 >$S
 taken=
 for bad in 4 -1 abc '' 2x ' ' 99999999999; do
 	if printf '%s\n' "$bad" >$S 2>/dev/null || [ "$(cat $S)" != 2 ]; then

@@ -191,7 +191,8 @@ t_paxtest() {
 # "ret" on the stack of a PT_GNU_STACK "rw" probe does not run).  Debian
 # 12's 686-pae kernel says "NX (Execute Disable) protection: active" and
 # maps the stack rw-p, yet its vm_get_page_prot() drops the NX bit and such
-# code runs, unless the module is loaded with pae_nx=1, its default
+# code runs, unless the module has armed its correction (pae_nx=1, the
+# default: from the first vm.flexmmap_nx mode other than 0, until unload)
 # (module/pae-nx.c, 13-pae-nx.sh).  Without NX fmm-nx's stack_run item cannot
 # hold, the other items (READ_IMPLIES_EXEC, the x in /proc/self/maps) do.
 t_nx_enforced() {
