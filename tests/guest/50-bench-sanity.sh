@@ -76,6 +76,8 @@ for c in s["churn"]:
         bad.append(f"churn map count for {c['module']}")
 if not s["exec"]["ratio"]:
     bad.append("exec ratio missing")
+if not (s.get("exec_nx2") or {}).get("ratio"):
+    bad.append("exec ratio under nx=2 missing")
 names = [t["name"] for t in s["targets"]]
 if not any("exec+exit" in n for n in names) or len(names) < 9:
     bad.append(f"targets incomplete: {names}")
