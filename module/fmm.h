@@ -27,6 +27,7 @@
 #ifndef _FMM_H
 #define _FMM_H
 
+#include <linux/kernel.h>
 #include <linux/mm_types.h>
 #include <linux/kprobes.h>
 #include <linux/atomic.h>
@@ -381,6 +382,18 @@ void fmm_mark_init(void);
 void fmm_mark_exit(void);
 void fmm_mark_take(struct mm_struct *mm, struct fmm_mark *mark);
 void fmm_mark_show(struct seq_file *m);
+
+/*
+ * A log line's file name (nx.c, wx.c): fmm_file_name() puts @file's name (%pD, the last
+ * component) in @buf and returns its length, for "%*pE", which escapes it:
+ * users name files, and a newline or an escape sequence in a name must not
+ * reach the log as it is (a forged line).  Any context.
+ */
+#define FMM_NAME_MAX 64
+static inline int fmm_file_name(char *buf, struct file *file)
+{
+	return scnprintf(buf, FMM_NAME_MAX, "%pD", file);
+}
 
 /* nx.c */
 void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack, char pax);

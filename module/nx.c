@@ -84,10 +84,15 @@ static bool fmm_nx_first_report(struct file *file)
 static void fmm_nx_report_downgrade(int mode, struct file *file,
 				    const char *what)
 {
+	char name[FMM_NAME_MAX];
+	int len;
+
 	atomic_long_inc(&fmm_stats.nx_downgraded);
-	if (fmm_nx_first_report(file))
-		pr_info_ratelimited("nx=%d: %pD asked for %s: not given\n",
-				    mode, file, what);
+	if (!fmm_nx_first_report(file))
+		return;
+	len = fmm_file_name(name, file);
+	pr_info_ratelimited("nx=%d: %*pE asked for %s: not given\n", mode, len,
+			    name, what);
 }
 
 /*

@@ -116,27 +116,32 @@ NOKPROBE_SYMBOL(fmm_wx_trace);
 /*
  * One log line per denial, rate-limited: the binary (the mm's exe_file,
  * RCU-protected, so no reference is taken), its pid, the call, and the file
- * mapped if any, else what was refused (@of, may be NULL).  And a trace
- * event, with @prot, the protection asked for (PROT_* bits).
+ * mapped if any, else what was refused (@of, may be NULL; our own words);
+ * the names escaped (fmm_file_name()).  And a trace event, with @prot, the
+ * protection asked for (PROT_* bits).
  */
 static void fmm_wx_report(const char *call, const char *what,
 			  unsigned long prot, struct file *file, const char *of)
 {
-	struct file *exe;
+	char exe[FMM_NAME_MAX], name[FMM_NAME_MAX];
+	int exe_len, len;
 
 	if (trace_wx_denied_enabled())
 		fmm_wx_trace(call, prot, file);
 
 	rcu_read_lock();
-	exe = rcu_dereference(current->mm->exe_file);
-	if (file)
-		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s) of %pD denied\n", exe,
-				    task_pid_nr(current), call, what, file);
-	else
-		pr_warn_ratelimited("W^X: %pD[%d]: %s(%s)%s%s denied\n", exe,
-				    task_pid_nr(current), call, what,
-				    of ? " of " : "", of ? of : "");
+	exe_len = fmm_file_name(exe, rcu_dereference(current->mm->exe_file));
 	rcu_read_unlock();
+	if (file) {
+		len = fmm_file_name(name, file);
+		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s) of %*pE denied\n",
+				    exe_len, exe, task_pid_nr(current), call,
+				    what, len, name);
+	} else {
+		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s)%s%s denied\n",
+				    exe_len, exe, task_pid_nr(current), call,
+				    what, of ? " of " : "", of ? of : "");
+	}
 }
 
 NOKPROBE_SYMBOL(fmm_wx_report);

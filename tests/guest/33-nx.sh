@@ -13,7 +13,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 76
+t_plan 78
 
 S=/proc/sys/vm/flexmmap_nx
 P=$FMM_PROBES
@@ -129,6 +129,17 @@ for bad in 4 -1 abc 99999999999; do
 	fi
 done
 
+# Copies with a newline in their names (the log's escaping).
+ESC=$(mktemp -d /var/tmp/fmm-nx-esc.XXXXXX)
+t_atexit "rm -rf $ESC"
+# forged PATTERN: lines of the raw log since the mark that start with
+# PATTERN.  dmesg escapes a newline in a record (\x0a) itself, and indents
+# the lines after one, but syslog readers of /proc/kmsg get it as it is: a
+# line of its own, which --noescape --force-prefix shows.
+forged() {
+	dmesg --noescape --force-prefix | awk -v m="$T_DMESG_MARK" 'f; index($0, m) { f = 1 }' |
+		grep -c "^\(\[[ 0-9.]*\] \)\{0,1\}$1"
+}
 t_insmod layout=0
 # W^X armed per mode: the default, then modes 0..3 written in turn (checked
 # in one result after the mode loop below).
@@ -217,6 +228,14 @@ for mode in 0 1 2 3; do
 		"$P/fmm-nx-$N-execstack" --print >/dev/null
 		n=$(t_dmesg_since | grep -c "nx=2: fmm-nx-$N-execstack asked for an executable stack")
 		t_eq "nx=2: the downgrade is logged once per binary" 1 "$n"
+		# A user names the file: a newline in its name is escaped
+		# (\n), it does not start a forged line of its own.
+		t_dmesg_mark
+		esc="$ESC/esc"$'\n'"flexmmap: forged"
+		cp "$P/fmm-nx-$N-execstack" "$esc"
+		"$esc" --print >/dev/null 2>&1
+		t_eq "nx=2: a newline in the binary's name is escaped in the downgrade line, no forged line" \
+			"1 0" "$(t_dmesg_since | grep -cF 'nx=2: esc\nflexmmap: forged asked for') $(forged 'flexmmap: forged')"
 		;;
 	esac
 	[ -n "$stock_pax" ] || continue
@@ -316,6 +335,15 @@ sleep 5
 fails_logged "nx=3: threads of a binary without PT_GNU_STACK fail" \
 	"W^X: fmm-sleep-$N-nognustack\\[[0-9]*\\]: mprotect" \
 	sh -c "echo quit | timeout 60 $P/fmm-sleep-$N-nognustack --threads 2"
+# The binary's name and the mapped file's, escaped: a newline in either
+# does not start a forged line.
+sleep 5
+esc="$ESC/rwx"$'\n'"W^X: forged"
+cp "$P/fmm-nx-$N-rwxtext" "$esc"
+t_dmesg_mark
+"$esc" --print >/dev/null 2>&1
+t_eq "nx=3: a newline in the names is escaped in the denial line, no forged line" "1 0" \
+	"$(t_dmesg_since | grep -cF 'W^X: rwx\nW^X: forged[') $(forged 'W^X: forged')"
 denied=$(denials)
 if [ "$denied" -gt 0 ] && [ "$(stat_of wx_denied_personality)" -gt 0 ]; then
 	t_ok "denials are counted in /proc/flexmmap/stats ($denied in all)"
