@@ -86,8 +86,11 @@ int main(int argc, char **argv)
 	want = colour0(a, 0);
 	show("first, no hint", a, 0);
 
-	/* A hint one page past the first mapping's colour. */
-	hint = (void *)(((unsigned long)a + 64 * SHM_COLOUR + page) & ~(page - 1));
+	/*
+	 * A hint well below the first mapping, one page past page 0's colour:
+	 * for offset 7 that is six pages short of the colour it needs.
+	 */
+	hint = (void *)((((unsigned long)a / 2) & ~(SHM_COLOUR - 1)) + want + page);
 	b = map(fd, hint, SECOND_PGOFF, 0);
 	if (b == MAP_FAILED)
 		ksft_exit_fail_msg("mmap at offset %d: %s\n", SECOND_PGOFF, strerror(errno));
