@@ -7,7 +7,8 @@
  * As PID 1 it mounts proc, sysfs, devtmpfs and a tmpfs /tmp, runs one
  * command and powers the machine off.  The command is /etc/flexmmap/cmd:
  * NUL-separated arguments that qemu/run-parisc appends to the initramfs
- * with /etc/flexmmap/env (NUL-separated NAME=VALUE) and /etc/flexmmap/tag;
+ * with /etc/flexmmap/env (NUL-separated NAME=VALUE) and /etc/flexmmap/tag
+ * (and /etc/flexmmap/share: mount the 9p tag "share" at /share);
  * without that file, the kernel command line's words after "--", which the
  * kernel hands to init as arguments (for a boot by hand).  There is one
  * serial line, shared with the kernel, so the command's output is framed:
@@ -206,6 +207,17 @@ static int init_main(int argc, char **argv)
 	mount_or_say("sysfs", "/sys", NULL);
 	mount_or_say("tmpfs", "/tmp", "mode=1777");
 	mount_or_say("tmpfs", "/dev/shm", "mode=1777");
+
+	/* qemu/run-parisc --share: the host folder over 9p (virtio-pci). */
+	if (!access(CTL_DIR "/share", F_OK)) {
+		mkdir("/share", 0755);
+		if (mount("share", "/share", "9p", 0,
+			  "trans=virtio,version=9p2000.L,msize=262144")) {
+			/* No exit line: the host reports a failed run. */
+			say("cannot mount 9p tag share at /share: %s", strerror(errno));
+			power_off();
+		}
+	}
 
 	setenv("PATH", "/bin", 1);
 	setenv("HOME", "/", 1);

@@ -14,7 +14,10 @@
  * Built static for the parisc guest (guest-image/build-parisc); on x86,
  * where there is no colour rule, the colour tests fail, which is the point.
  *
- * Usage: fmm-colour [FILE]   (default: a new file in /tmp, 16 pages)
+ * Usage: fmm-colour [FILE]   (default: a new file in /tmp; FILE is grown to
+ *                            16 pages if shorter, and must allow writable
+ *                            shared mappings: a 9p mount without a cache
+ *                            refuses them with EINVAL)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -23,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -63,6 +67,7 @@ int main(int argc, char **argv)
 	unsigned long want, c;
 	void *a, *b, *hint, *fixed;
 	int fd, pipefd[2], status;
+	struct stat st;
 	pid_t pid;
 
 	page = sysconf(_SC_PAGESIZE);
@@ -76,7 +81,9 @@ int main(int argc, char **argv)
 		if (fd >= 0)
 			unlink(path);
 	}
-	if (fd < 0 || ftruncate(fd, FILE_PAGES * page))
+	/* A given file is only ever grown to the pages the probe maps. */
+	if (fd < 0 || fstat(fd, &st) ||
+	    (st.st_size < (off_t)(FILE_PAGES * page) && ftruncate(fd, FILE_PAGES * page)))
 		ksft_exit_fail_msg("cannot make a %d-page file: %s\n", FILE_PAGES,
 				   strerror(errno));
 
