@@ -24,7 +24,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 33
+t_plan 35
 
 report=$FMM_PROBES/flexmmap-report
 [ -x "$report" ] || t_fail_all "no $report (make probes)"
@@ -346,6 +346,23 @@ if [ "$rc" != 0 ] && grep -q '/nonexistent/flexmmap.ko not found' <<<"$err" &&
 else
 	t_fail "flexmmap-report with a missing module fails clearly, changing nothing" \
 		"exit $rc: $err" "vm.overcommit_memory $(sysctl -n vm.overcommit_memory)"
+fi
+# The default word sizes follow the kernel's: a 32-bit kernel runs no
+# 64-bit programs (make report GUEST=i386 once failed every 64-bit row).
+kbits=64
+case $(uname -m) in i?86) kbits=32 ;; esac
+want="32 64"
+[ $kbits = 64 ] || want=32
+t_eq "flexmmap-report --list: by default the word sizes a $kbits-bit kernel runs ($want)" "$want" \
+	"$("$report" --list | awk '{ print $1 }' | sort -u | xargs)"
+err=$("$report" --list --bits 64 --rows stock 2>&1)
+rc=$?
+if [ $kbits = 64 ]; then
+	t_eq "flexmmap-report --list --bits 64 on a 64-bit kernel: exit 0, '64 stock'" "0 64 stock" "$rc $err"
+elif [ "$rc" = 2 ] && grep -q 'runs no 64-bit programs' <<<"$err"; then
+	t_ok "flexmmap-report --bits 64 on a 32-bit kernel: usage error (exit 2), says why"
+else
+	t_fail "flexmmap-report --bits 64 on a 32-bit kernel: usage error (exit 2), says why" "exit $rc: $err"
 fi
 err=$("$report" --rows no-such-row --out "$out/e" 2>&1)
 rc=$?
