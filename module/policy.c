@@ -161,8 +161,8 @@ NOKPROBE_SYMBOL(fmm_exec);
  */
 int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct linux_binprm *bprm = (void *)regs_get_kernel_argument(regs, 0);
-	int executable_stack = (int)regs_get_kernel_argument(regs, 2);
+	struct linux_binprm *bprm = (void *)fmm_regs_get_argument(regs, 0);
+	int executable_stack = (int)fmm_regs_get_argument(regs, 2);
 	int asked = executable_stack;
 
 	fmm_exec(bprm, &executable_stack);
