@@ -2,7 +2,11 @@
 /*
  * The parisc guest's /init: Debian has no hppa busybox, so PID 1 is this
  * static program (hppa-linux-gnu-gcc -static), and the initramfs's few
- * tools are the same binary under other names (see tool_main()).
+ * tools are the same binary under other names (see tool_main()): true,
+ * false, exit N, echo, cat, insmod FILE [PARAMS], rmmod NAME, write FILE
+ * TEXT (echo TEXT > FILE), and steps CMD [; CMD]..., which runs commands
+ * in turn (each word ";" ends one), echoing each as "$ CMD", and stops at
+ * the first that fails, with its status: a script without a shell.
  *
  * As PID 1 it mounts proc, sysfs, devtmpfs and a tmpfs /tmp, runs one
  * command and powers the machine off.  The command is /etc/flexmmap/cmd:
@@ -38,6 +42,7 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -282,6 +287,88 @@ static int cat_fd(int fd, const char *name)
 	return 0;
 }
 
+/* insmod FILE [PARAMS...]: finit_module(2), the words joined by spaces. */
+static int insmod(int argc, char **argv)
+{
+	char params[1024] = "";
+	size_t used = 0;
+	int fd, i, n;
+
+	if (argc < 2) {
+		fputs("usage: insmod FILE [PARAMS...]\n", stderr);
+		return 2;
+	}
+	for (i = 2; i < argc; i++) {
+		n = snprintf(params + used, sizeof(params) - used, "%s%s",
+			     i > 2 ? " " : "", argv[i]);
+		if (n < 0 || (size_t)n >= sizeof(params) - used) {
+			fputs("insmod: parameters too long\n", stderr);
+			return 2;
+		}
+		used += n;
+	}
+	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0)) {
+		fprintf(stderr, "insmod: %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* write FILE TEXT...: the words and a newline into FILE, one write(2). */
+static int write_file(int argc, char **argv)
+{
+	char buf[1024];
+	size_t used = 0;
+	int fd, i, n;
+
+	if (argc < 3) {
+		fputs("usage: write FILE TEXT...\n", stderr);
+		return 2;
+	}
+	for (i = 2; i < argc; i++) {
+		n = snprintf(buf + used, sizeof(buf) - used, "%s%s",
+			     argv[i], i + 1 < argc ? " " : "\n");
+		if (n < 0 || (size_t)n >= sizeof(buf) - used) {
+			fputs("write: text too long\n", stderr);
+			return 2;
+		}
+		used += n;
+	}
+	fd = open(argv[1], O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, used) != (ssize_t)used) {
+		fprintf(stderr, "write: %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	return close(fd) ? 1 : 0;
+}
+
+/* steps CMD [; CMD]...: each in turn, until one fails. */
+static int steps(int argc, char **argv)
+{
+	int i, j, rc = 0;
+
+	for (i = 1; i < argc; i = j + 1) {
+		for (j = i; j < argc && strcmp(argv[j], ";"); j++)
+			;
+		if (j == i)
+			continue;
+		argv[j] = NULL;
+		printf("$");
+		for (int k = i; k < j; k++)
+			printf(" %s", argv[k]);
+		putchar('\n');
+		fflush(stdout);
+		rc = run(argv + i);
+		if (rc) {
+			printf("steps: exit status %d\n", rc);
+			break;
+		}
+	}
+	return rc;
+}
+
 static int tool_main(const char *name, int argc, char **argv)
 {
 	int fd, i, rc = 0;
@@ -315,7 +402,24 @@ static int tool_main(const char *name, int argc, char **argv)
 		}
 		return rc;
 	}
-	fprintf(stderr, "%s: not a tool of this init (init, true, false, exit, echo, cat)\n",
+	if (!strcmp(name, "insmod"))
+		return insmod(argc, argv);
+	if (!strcmp(name, "rmmod")) {
+		if (argc != 2) {
+			fputs("usage: rmmod NAME\n", stderr);
+			return 2;
+		}
+		if (syscall(SYS_delete_module, argv[1], O_NONBLOCK)) {
+			fprintf(stderr, "rmmod: %s: %s\n", argv[1], strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "write"))
+		return write_file(argc, argv);
+	if (!strcmp(name, "steps"))
+		return steps(argc, argv);
+	fprintf(stderr, "%s: not a tool of this init (init, true, false, exit, echo, cat, insmod, rmmod, write, steps)\n",
 		name);
 	return 127;
 }
