@@ -3,16 +3,18 @@
  * flexmmap: parisc's address-space arithmetic, what arch-x86.c is for x86:
  * the bases, the search ranges and the cache colour rule, after
  * arch/parisc/kernel/sys_parisc.c (6.1), whose helpers are static; and the
- * kernel's calling convention, for the probes.  Calls nothing of the
- * module's.
+ * kernel's calling convention, for a probe that changes an argument.
+ * Calls nothing of the module's.
  *
- * parisc's stack grows up.  Exec puts its start at STACK_TOP less the most
- * it may grow (the stack rlimit's hard limit, STACK_SIZE_DEFAULT when that
- * is unlimited, plus the stack randomisation), and it grows from there
- * towards STACK_TOP.  The kernel's mmap_base is that start: the top-down
- * allocator fills downwards from just below the stack's lowest address,
- * and the bottom-up one, which starts at TASK_UNMAPPED_BASE, stops there
- * too, so neither maps into the room the stack grows into.
+ * parisc's stack grows up.  Exec reserves room for it below STACK_TOP: the
+ * most it may grow (the stack rlimit's hard limit, STACK_SIZE_DEFAULT when
+ * that is unlimited) plus the whole range of the stack's random offset,
+ * and starts it at the bottom of that room plus the offset; it grows from
+ * there towards STACK_TOP.  The kernel's mmap_base is the bottom of the
+ * room, the lowest address the stack can start at (not randomised: the
+ * legacy base is): the top-down allocator fills downwards from there, and
+ * the bottom-up one, from TASK_UNMAPPED_BASE, stops there too, so neither
+ * maps into the room the stack grows into.
  *
  * Shared and file mappings are placed so that one page of an object has
  * one cache colour (its address modulo SHM_COLOUR) in every mapping of
@@ -110,7 +112,7 @@ static unsigned long fmm_stack_max(unsigned long rlim_max)
 }
 
 /*
- * sys_parisc.c: mmap_upper_limit(), the lowest address of the stack (see
+ * sys_parisc.c: mmap_upper_limit(), the bottom of the stack's room (see
  * the top of this file).
  */
 static unsigned long fmm_stack_start(unsigned long rlim_max, bool randomize)
@@ -122,7 +124,7 @@ static unsigned long fmm_stack_start(unsigned long rlim_max, bool randomize)
 	return PAGE_ALIGN(STACK_TOP - stack_max);
 }
 
-/* Bottom-up: from the legacy base up to the stack's start. */
+/* Bottom-up: from the legacy base up to the stack's room. */
 void fmm_bottomup_range(unsigned long addr, unsigned long flags,
 			unsigned long *begin, unsigned long *end)
 {
@@ -131,7 +133,7 @@ void fmm_bottomup_range(unsigned long addr, unsigned long flags,
 			       current->flags & PF_RANDOMIZE);
 }
 
-/* Top-down: from the mmap base, the stack's start as exec computed it. */
+/* Top-down: from the mmap base, the stack's room as exec computed it. */
 unsigned long fmm_topdown_high(unsigned long addr)
 {
 	return current->mm->mmap_base;
@@ -161,9 +163,9 @@ bool fmm_mm_copy_bases(struct mm_struct *newmm, struct mm_struct *oldmm)
 /*
  * parisc's arch_pick_mmap_layout() computes both bases whatever it picks,
  * then sets mmap_base to the legacy base for a legacy process: legacy
- * does the same, flexible recomputes the stack's start when the kernel
- * had chosen legacy.  The random offset of the legacy base is the
- * kernel's; the stack's start has no random part but its room.
+ * does the same, flexible recomputes the bottom of the stack's room when
+ * the kernel had chosen legacy.  The random offset of the legacy base is
+ * the kernel's.
  */
 static void fmm_mm_bases(struct mm_struct *mm, bool legacy, bool recompute,
 			 const struct rlimit *rlim_stack, bool randomize)
@@ -183,63 +185,32 @@ void fmm_mm_set_bases(struct mm_struct *mm, bool legacy, bool kernel_legacy,
 }
 
 /*
- * A running process's stack start is where exec put it, with the hard
- * limit of then: a retarget to flexible recomputes it from the target's
- * hard limit now, which cannot have grown (only root raises a hard limit,
- * and the stack's room was fixed at exec).
+ * A retarget to flexible (mmap lock held for writing) recomputes the
+ * bottom of the stack's room from the target's hard limit now.  One
+ * lowered since exec would put the base above where exec started the
+ * stack, and mappings above the stack, in its way: the base goes no
+ * higher than the stack's start, below which nothing grows.
  */
 void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
 			   const struct rlimit *rlim_stack, bool randomize,
 			   unsigned int personality)
 {
+	struct vm_area_struct *stack = find_vma(mm, mm->start_stack);
+
 	fmm_mm_bases(mm, legacy, true, rlim_stack, randomize);
+	if (!legacy && stack && stack->vm_start < mm->mmap_base)
+		mm->mmap_base = stack->vm_start;
 }
 
 /*
- * The kernel's calling convention: the first four arguments in gr26,
- * gr25, gr24 and gr23; the rest on the stack, which the probes never need.
+ * Change argument @n (from 0) of the function a kprobe stopped at, before
+ * it runs: the first four are in gr26, gr25, gr24 and gr23 (regs-parisc.h).
  */
-static unsigned long *fmm_regs_argument(struct pt_regs *regs, unsigned int n)
-{
-	if (WARN_ON_ONCE(n >= 4))
-		return NULL;
-	return &regs->gr[26 - n];
-}
-
-NOKPROBE_SYMBOL(fmm_regs_argument);
-
-unsigned long fmm_regs_get_argument(struct pt_regs *regs, unsigned int n)
-{
-	unsigned long *arg = fmm_regs_argument(regs, n);
-
-	return arg ? *arg : 0;
-}
-
-NOKPROBE_SYMBOL(fmm_regs_get_argument);
-
 void fmm_regs_set_argument(struct pt_regs *regs, unsigned int n,
 			   unsigned long val)
 {
-	unsigned long *arg = fmm_regs_argument(regs, n);
-
-	if (arg)
-		*arg = val;
+	if (!WARN_ON_ONCE(n >= FMM_REG_ARGS))
+		regs->gr[26 - n] = val;
 }
 
 NOKPROBE_SYMBOL(fmm_regs_set_argument);
-
-/* parisc's system calls take their arguments as they come: gr26 first. */
-unsigned long fmm_syscall_arg0(struct pt_regs *uregs, bool ia32)
-{
-	return uregs->gr[26];
-}
-
-NOKPROBE_SYMBOL(fmm_syscall_arg0);
-
-/* The stale int3 of QEMU's x86 TCG has no parisc counterpart. */
-bool fmm_regs_stray_int3(struct pt_regs *regs)
-{
-	return false;
-}
-
-NOKPROBE_SYMBOL(fmm_regs_stray_int3);

@@ -277,17 +277,9 @@ void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
 	fmm_mm_bases(mm, legacy, true, rlim_stack, randomize, personality);
 }
 
-/* Argument @n (from 0) of the function a kprobe stopped at. */
-unsigned long fmm_regs_get_argument(struct pt_regs *regs, unsigned int n)
-{
-	return regs_get_kernel_argument(regs, n);
-}
-
-NOKPROBE_SYMBOL(fmm_regs_get_argument);
-
 /*
  * Change argument @n (from 0) of the function a kprobe stopped at, before
- * it runs: the kernel has fmm_regs_get_argument() but no setter.  The
+ * it runs: the kernel has regs_get_kernel_argument() but no setter.  The
  * kernel's calling convention: rdi, rsi, rdx, ... on x86-64; eax, edx, ecx
  * on i386 (-mregparm=3).  Only the register arguments are supported.
  */
@@ -306,26 +298,3 @@ void fmm_regs_set_argument(struct pt_regs *regs, unsigned int n,
 }
 
 NOKPROBE_SYMBOL(fmm_regs_set_argument);
-
-/*
- * The first argument of a system call, from the user's registers that the
- * syscall wrappers take (rdi; ebx for i386's and 32-bit syscalls).
- */
-unsigned long fmm_syscall_arg0(struct pt_regs *uregs, bool ia32)
-{
-	return ia32 ? uregs->bx : uregs->di;
-}
-
-NOKPROBE_SYMBOL(fmm_syscall_arg0);
-
-/*
- * Whether a kprobe on an fentry call was entered from an int3 instead of
- * from ftrace (ORIG_RAX -1 rather than 0): a stale one under QEMU TCG,
- * docs/qemu-int3.md.
- */
-bool fmm_regs_stray_int3(struct pt_regs *regs)
-{
-	return regs->orig_ax == -1;
-}
-
-NOKPROBE_SYMBOL(fmm_regs_stray_int3);

@@ -12,6 +12,7 @@
  *   layout-ftrace.c 6.10+: an ftrace redirect, kprobes on exec and fork
  *   track.c        6.1 only: the set of mms on our allocators, the drain
  * compat.h  the kernel-version switches, the only place that tests the version
+ * regs-x86.h, regs-parisc.h: the probes' register access, inline, per arch
  * probe.c   kprobe tables: install all or nothing, remove, missed_ counters
  * stats.c   the counters of /proc/flexmmap/stats
  * ksyms.c   kallsyms look-ups of what the kernel does not export
@@ -32,11 +33,12 @@
 #include <linux/mm_types.h>
 #include <linux/kprobes.h>
 #include <linux/atomic.h>
-
-struct pt_regs;
-/* arch-*.c: argument @n (from 0) of the function a kprobe stopped at */
-unsigned long fmm_regs_get_argument(struct pt_regs *regs, unsigned int n);
-
+/* The probes' register access, per arch (compat.h uses it too). */
+#ifdef CONFIG_PARISC
+#include "regs-parisc.h"
+#else
+#include "regs-x86.h"
+#endif
 #include "compat.h"
 
 struct seq_file;
@@ -272,8 +274,6 @@ void fmm_mm_retarget_bases(struct mm_struct *mm, bool legacy,
 bool fmm_mm_copy_bases(struct mm_struct *newmm, struct mm_struct *oldmm);
 void fmm_regs_set_argument(struct pt_regs *regs, unsigned int n,
 			   unsigned long val);
-unsigned long fmm_syscall_arg0(struct pt_regs *uregs, bool ia32);
-bool fmm_regs_stray_int3(struct pt_regs *regs);
 
 /*
  * The backend's record of each mm (record-ptr.c, record-hook.c or
