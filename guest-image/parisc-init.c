@@ -4,8 +4,9 @@
  * static program (hppa-linux-gnu-gcc -static), and the initramfs's few
  * tools are the same binary under other names (see tool_main()): true,
  * false, exit N, echo, cat, insmod FILE [PARAMS], rmmod NAME, write FILE
- * TEXT (echo TEXT > FILE), and steps CMD [; CMD]..., which runs commands
- * in turn (each word ";" ends one), echoing each as "$ CMD", and stops at
+ * TEXT (echo TEXT > FILE), sleep SECONDS, and steps CMD [; CMD]..., which
+ * runs commands in turn (each word ";" ends one, a last word "&" puts it
+ * in the background until the end), echoing each as "$ CMD", and stops at
  * the first that fails, with its status: a script without a shell.
  *
  * As PID 1 it mounts proc, sysfs, devtmpfs and a tmpfs /tmp, runs one
@@ -45,6 +46,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CTL_DIR "/etc/flexmmap"
@@ -148,15 +150,14 @@ static void dump_kernel_log(void)
 	say("end %s", tag);
 }
 
-static int run(char **argv)
+/* Start argv in a child of its own session, stdin from /dev/null; -1 on failure. */
+static pid_t spawn(char **argv)
 {
-	pid_t pid, w;
-	int status;
+	pid_t pid = fork();
 
-	pid = fork();
 	if (pid < 0) {
 		say("fork: %s", strerror(errno));
-		return 127;
+		return -1;
 	}
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
@@ -174,6 +175,24 @@ static int run(char **argv)
 			strerror(errno));
 		_exit(127);
 	}
+	return pid;
+}
+
+/* An exit status as a shell gives it: 128 + the signal for a killed one. */
+static int exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+static int run(char **argv)
+{
+	pid_t pid = spawn(argv), w;
+	int status;
+
+	if (pid < 0)
+		return 127;
 	/* As PID 1 this also reaps the command's orphans. */
 	for (;;) {
 		w = wait(&status);
@@ -184,9 +203,7 @@ static int run(char **argv)
 			return 127;
 		}
 	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
+	return exit_status(status);
 }
 
 static int init_main(int argc, char **argv)
@@ -344,29 +361,91 @@ static int write_file(int argc, char **argv)
 	return close(fd) ? 1 : 0;
 }
 
-/* steps CMD [; CMD]...: each in turn, until one fails. */
-static int steps(int argc, char **argv)
+/* A command of steps' waited for, or 127. */
+static int wait_for(pid_t pid)
 {
-	int i, j, rc = 0;
+	int status;
 
-	for (i = 1; i < argc; i = j + 1) {
-		for (j = i; j < argc && strcmp(argv[j], ";"); j++)
-			;
-		if (j == i)
-			continue;
-		argv[j] = NULL;
-		printf("$");
-		for (int k = i; k < j; k++)
-			printf(" %s", argv[k]);
-		putchar('\n');
-		fflush(stdout);
-		rc = run(argv + i);
-		if (rc) {
-			printf("steps: exit status %d\n", rc);
-			break;
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			perror("steps: waitpid");
+			return 127;
 		}
 	}
+	return exit_status(status);
+}
+
+#define MAX_BACKGROUND 16
+
+/*
+ * steps CMD [; CMD]...: each in turn, until one fails.  A command ending
+ * in the word "&" runs in the background: once the others are done (or
+ * one failed), each background command gets SIGTERM and is waited for,
+ * and its status counts as a foreground one's.
+ */
+static int steps(int argc, char **argv)
+{
+	pid_t bg[MAX_BACKGROUND], pid;
+	int i, j, k, end, nr_bg = 0, rc = 0, bg_rc;
+
+	for (i = 1; i < argc && !rc; i = j + 1) {
+		for (j = i; j < argc && strcmp(argv[j], ";"); j++)
+			;
+		end = j;
+		if (end > i && !strcmp(argv[end - 1], "&"))
+			end--;
+		if (end == i)
+			continue;
+		argv[end] = NULL;
+		printf("$");
+		for (k = i; k < end; k++)
+			printf(" %s", argv[k]);
+		printf("%s\n", end < j ? " &" : "");
+		fflush(stdout);
+		pid = spawn(argv + i);
+		if (pid < 0) {
+			rc = 127;
+		} else if (end == j) {
+			rc = wait_for(pid);
+		} else if (nr_bg == MAX_BACKGROUND) {
+			fputs("steps: too many background commands\n", stderr);
+			kill(pid, SIGTERM);
+			wait_for(pid);
+			rc = 2;
+		} else {
+			bg[nr_bg++] = pid;
+		}
+		if (rc)
+			printf("steps: exit status %d\n", rc);
+	}
+	for (k = 0; k < nr_bg; k++) {
+		kill(bg[k], SIGTERM);
+		bg_rc = wait_for(bg[k]);
+		printf("steps: background command %d: exit status %d\n", k + 1,
+		       bg_rc);
+		if (!rc)
+			rc = bg_rc;
+	}
 	return rc;
+}
+
+/* sleep SECONDS (a decimal fraction is fine) */
+static int sleep_tool(int argc, char **argv)
+{
+	struct timespec ts;
+	double secs;
+	char *end;
+
+	if (argc != 2 || (secs = strtod(argv[1], &end)) < 0 || *end) {
+		fputs("usage: sleep SECONDS\n", stderr);
+		return 2;
+	}
+	ts.tv_sec = (time_t)secs;
+	ts.tv_nsec = (long)((secs - ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts))
+		if (errno != EINTR)
+			return 1;
+	return 0;
 }
 
 static int tool_main(const char *name, int argc, char **argv)
@@ -419,7 +498,9 @@ static int tool_main(const char *name, int argc, char **argv)
 		return write_file(argc, argv);
 	if (!strcmp(name, "steps"))
 		return steps(argc, argv);
-	fprintf(stderr, "%s: not a tool of this init (init, true, false, exit, echo, cat, insmod, rmmod, write, steps)\n",
+	if (!strcmp(name, "sleep"))
+		return sleep_tool(argc, argv);
+	fprintf(stderr, "%s: not a tool of this init (init, true, false, exit, echo, cat, insmod, rmmod, write, steps, sleep)\n",
 		name);
 	return 127;
 }
