@@ -378,10 +378,42 @@ static int wait_for(pid_t pid)
 #define MAX_BACKGROUND 16
 
 /*
+ * In a word of a command, %1 ... %9 stand for the PIDs of the background
+ * commands started so far (/proc/%1/maps): the copy is static, one per
+ * word of the command, until the next command.
+ */
+static char *expand_pids(char *word, const pid_t *bg, int nr_bg)
+{
+	static char buf[MAX_WORDS][256];
+	static int next;
+	char *out = buf[next % MAX_WORDS], *p = word;
+	size_t used = 0;
+	int n;
+
+	if (!strchr(word, '%'))
+		return word;
+	next++;
+	while (*p && used + 16 < sizeof(buf[0])) {
+		if (p[0] == '%' && p[1] >= '1' && p[1] <= '9' &&
+		    p[1] - '1' < nr_bg) {
+			n = snprintf(out + used, sizeof(buf[0]) - used, "%d",
+				     (int)bg[p[1] - '1']);
+			used += n;
+			p += 2;
+		} else {
+			out[used++] = *p++;
+		}
+	}
+	out[used] = '\0';
+	return out;
+}
+
+/*
  * steps CMD [; CMD]...: each in turn, until one fails.  A command ending
  * in the word "&" runs in the background: once the others are done (or
  * one failed), each background command gets SIGTERM and is waited for,
- * and its status counts as a foreground one's.
+ * and its status counts as a foreground one's.  %N in a word is the PID
+ * of the Nth background command.
  */
 static int steps(int argc, char **argv)
 {
@@ -397,6 +429,8 @@ static int steps(int argc, char **argv)
 		if (end == i)
 			continue;
 		argv[end] = NULL;
+		for (k = i; k < end; k++)
+			argv[k] = expand_pids(argv[k], bg, nr_bg);
 		printf("$");
 		for (k = i; k < end; k++)
 			printf(" %s", argv[k]);
