@@ -24,6 +24,10 @@
 # (qemu-system-i386, PAE and NX); the module is cross-built for it here
 # (ARCH=i386, against the i386 headers that scripts/i386-headers unpacks
 # into the cache), and the benchmark and selftest programs are 32-bit.
+# GUEST=parisc (or KERNEL=parisc) is the 32-bit PA-RISC guest of
+# qemu-system-hppa (docs/parisc-guest.md): so far "make kernel" (its
+# kernel, scripts/build-kernel-parisc) and "make module" (cross-built
+# against that tree with the hppa tools of scripts/hppa-toolchain).
 #
 # Everything built lives under $(FLEXMMAP_CACHE) (default ~/.cache/flexmmap),
 # never in this tree.
@@ -38,6 +42,9 @@ KERNEL := trixie
 endif
 ifeq ($(GUEST),i386)
 KERNEL := i386
+endif
+ifeq ($(GUEST),parisc)
+KERNEL := parisc
 endif
 KERNEL ?= stock
 export FLEXMMAP_KERNEL := $(KERNEL)
@@ -56,8 +63,19 @@ else ifeq ($(KERNEL),i386)
 BUILD := $(FLEXMMAP_CACHE)/build/i386
 KDIR = $(shell $(SRC)/scripts/i386-headers --quiet)
 KARCH := ARCH=i386
+else ifeq ($(KERNEL),parisc)
+BUILD := $(FLEXMMAP_CACHE)/build/parisc
+KDIR = $(shell $(SRC)/scripts/build-kernel-parisc --print)/linux
+# The hppa cross tools; on PATH as well: arch/parisc/Makefile looks its
+# tools up there (cc-cross-prefix).
+HPPA_BIN = $(shell $(SRC)/scripts/hppa-toolchain --quiet)
+KARCH = ARCH=parisc CROSS_COMPILE=hppa-linux-gnu-
+KENV = PATH=$(HPPA_BIN):$$PATH
+ifneq ($(filter-out module kernel clean,$(or $(MAKECMDGOALS),all)),)
+$(error KERNEL=parisc: only "make module" and "make kernel" so far (docs/parisc-guest.md))
+endif
 else
-$(error KERNEL must be stock (Debian's kernel), source (make kernel), trixie (Debian 13) or i386 (Debian 12, 32-bit), not '$(KERNEL)')
+$(error KERNEL must be stock (Debian's kernel), source (make kernel), trixie (Debian 13), i386 (Debian 12, 32-bit) or parisc (qemu-system-hppa), not '$(KERNEL)')
 endif
 # The guest's own programs (benchmark, selftests): 32-bit for the i386 guest.
 ifeq ($(KERNEL),i386)
@@ -85,6 +103,9 @@ endif
 ifeq ($(KERNEL),i386)
 module: i386-headers
 endif
+ifeq ($(KERNEL),parisc)
+module: kernel
+endif
 # The sources are copied to $(KMOD): kbuild writes its objects beside them.
 # Trixie's 6.12 headers are used in the trixie build root.  Objects built
 # against another tree are thrown away first ($(KMOD)/.kdir names the tree):
@@ -96,7 +117,7 @@ module:
 ifneq ($(KERNEL),trixie)
 	@test -f "$(KDIR)/Makefile" || { \
 	  echo "flexmmap: no kernel tree at $(KDIR) (KERNEL=stock: linux-headers-6.1.0-NN-amd64;" \
-	       "KERNEL=i386: scripts/i386-headers);" \
+	       "KERNEL=i386: scripts/i386-headers; KERNEL=parisc: make kernel GUEST=parisc);" \
 	       "run 'make deps' or 'apt-get install linux-headers-amd64'" >&2; exit 1; }
 endif
 	@[ "$$(cat $(KMOD)/.kdir 2>/dev/null)" = "$(KERNEL) $(KDIR)" ] || rm -rf $(KMOD)
@@ -114,7 +135,7 @@ ifeq ($(KERNEL),trixie)
 	$(SRC)/scripts/trixie-chroot $(KMOD) -- sh -c \
 	  'make -C /usr/src/linux-headers-*-amd64 M=$(KMOD) W=1 modules'
 else
-	$(MAKE) -C $(KDIR) M=$(KMOD) $(KARCH) W=1 modules
+	$(KENV) $(MAKE) -C $(KDIR) M=$(KMOD) $(KARCH) W=1 modules
 endif
 	@cp $(KMOD)/flexmmap.ko $(OUT)/flexmmap.ko
 
@@ -125,8 +146,15 @@ i386-headers: deps
 
 # linux-source-6.1 with patches/ and scripts/kernel.config, built in
 # $(FLEXMMAP_CACHE)/source-kernel/<key>; a no-op when nothing changed.
+# KERNEL=parisc: the parisc guest's (scripts/build-kernel-parisc, which
+# installs the hppa tools it needs), in $(FLEXMMAP_CACHE)/parisc-kernel.
+ifeq ($(KERNEL),parisc)
+kernel:
+	@$(SRC)/scripts/build-kernel-parisc >/dev/null
+else
 kernel: deps
 	@$(SRC)/scripts/build-kernel >/dev/null
+endif
 
 # kselftest.h, checkpatch.pl and the vm selftests come from linux-source-6.1.
 ksrc: $(LINUX_SRC)/.extracted

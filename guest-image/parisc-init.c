@@ -2,7 +2,12 @@
 /*
  * The parisc guest's /init: Debian has no hppa busybox, so PID 1 is this
  * static program (hppa-linux-gnu-gcc -static), and the initramfs's few
- * tools are the same binary under other names (see tool_main()).
+ * tools are the same binary under other names (see tool_main()): true,
+ * false, exit N, echo, cat, insmod FILE [PARAMS], rmmod NAME, write FILE
+ * TEXT (echo TEXT > FILE), sleep SECONDS, and steps CMD [; CMD]..., which
+ * runs commands in turn (each word ";" ends one, a last word "&" puts it
+ * in the background until the end), echoing each as "$ CMD", and stops at
+ * the first that fails, with its status: a script without a shell.
  *
  * As PID 1 it mounts proc, sysfs, devtmpfs and a tmpfs /tmp, runs one
  * command and powers the machine off.  The command is /etc/flexmmap/cmd:
@@ -38,8 +43,10 @@
 #include <sys/mount.h>
 #include <sys/reboot.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define CTL_DIR "/etc/flexmmap"
@@ -143,15 +150,14 @@ static void dump_kernel_log(void)
 	say("end %s", tag);
 }
 
-static int run(char **argv)
+/* Start argv in a child of its own session, stdin from /dev/null; -1 on failure. */
+static pid_t spawn(char **argv)
 {
-	pid_t pid, w;
-	int status;
+	pid_t pid = fork();
 
-	pid = fork();
 	if (pid < 0) {
 		say("fork: %s", strerror(errno));
-		return 127;
+		return -1;
 	}
 	if (pid == 0) {
 		int null = open("/dev/null", O_RDONLY);
@@ -169,6 +175,24 @@ static int run(char **argv)
 			strerror(errno));
 		_exit(127);
 	}
+	return pid;
+}
+
+/* An exit status as a shell gives it: 128 + the signal for a killed one. */
+static int exit_status(int status)
+{
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+static int run(char **argv)
+{
+	pid_t pid = spawn(argv), w;
+	int status;
+
+	if (pid < 0)
+		return 127;
 	/* As PID 1 this also reaps the command's orphans. */
 	for (;;) {
 		w = wait(&status);
@@ -179,9 +203,7 @@ static int run(char **argv)
 			return 127;
 		}
 	}
-	if (WIFEXITED(status))
-		return WEXITSTATUS(status);
-	return 128 + WTERMSIG(status);
+	return exit_status(status);
 }
 
 static int init_main(int argc, char **argv)
@@ -282,6 +304,184 @@ static int cat_fd(int fd, const char *name)
 	return 0;
 }
 
+/* insmod FILE [PARAMS...]: finit_module(2), the words joined by spaces. */
+static int insmod(int argc, char **argv)
+{
+	char params[1024] = "";
+	size_t used = 0;
+	int fd, i, n;
+
+	if (argc < 2) {
+		fputs("usage: insmod FILE [PARAMS...]\n", stderr);
+		return 2;
+	}
+	for (i = 2; i < argc; i++) {
+		n = snprintf(params + used, sizeof(params) - used, "%s%s",
+			     i > 2 ? " " : "", argv[i]);
+		if (n < 0 || (size_t)n >= sizeof(params) - used) {
+			fputs("insmod: parameters too long\n", stderr);
+			return 2;
+		}
+		used += n;
+	}
+	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
+	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0)) {
+		fprintf(stderr, "insmod: %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	close(fd);
+	return 0;
+}
+
+/* write FILE TEXT...: the words and a newline into FILE, one write(2). */
+static int write_file(int argc, char **argv)
+{
+	char buf[1024];
+	size_t used = 0;
+	int fd, i, n;
+
+	if (argc < 3) {
+		fputs("usage: write FILE TEXT...\n", stderr);
+		return 2;
+	}
+	for (i = 2; i < argc; i++) {
+		n = snprintf(buf + used, sizeof(buf) - used, "%s%s",
+			     argv[i], i + 1 < argc ? " " : "\n");
+		if (n < 0 || (size_t)n >= sizeof(buf) - used) {
+			fputs("write: text too long\n", stderr);
+			return 2;
+		}
+		used += n;
+	}
+	fd = open(argv[1], O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0 || write(fd, buf, used) != (ssize_t)used) {
+		fprintf(stderr, "write: %s: %s\n", argv[1], strerror(errno));
+		return 1;
+	}
+	return close(fd) ? 1 : 0;
+}
+
+/* A command of steps' waited for, or 127. */
+static int wait_for(pid_t pid)
+{
+	int status;
+
+	while (waitpid(pid, &status, 0) < 0) {
+		if (errno != EINTR) {
+			perror("steps: waitpid");
+			return 127;
+		}
+	}
+	return exit_status(status);
+}
+
+#define MAX_BACKGROUND 16
+
+/*
+ * In a word of a command, %1 ... %9 stand for the PIDs of the background
+ * commands started so far (/proc/%1/maps): the copy is static, one per
+ * word of the command, until the next command.
+ */
+static char *expand_pids(char *word, const pid_t *bg, int nr_bg)
+{
+	static char buf[MAX_WORDS][256];
+	static int next;
+	char *out = buf[next % MAX_WORDS], *p = word;
+	size_t used = 0;
+	int n;
+
+	if (!strchr(word, '%'))
+		return word;
+	next++;
+	while (*p && used + 16 < sizeof(buf[0])) {
+		if (p[0] == '%' && p[1] >= '1' && p[1] <= '9' &&
+		    p[1] - '1' < nr_bg) {
+			n = snprintf(out + used, sizeof(buf[0]) - used, "%d",
+				     (int)bg[p[1] - '1']);
+			used += n;
+			p += 2;
+		} else {
+			out[used++] = *p++;
+		}
+	}
+	out[used] = '\0';
+	return out;
+}
+
+/*
+ * steps CMD [; CMD]...: each in turn, until one fails.  A command ending
+ * in the word "&" runs in the background: once the others are done (or
+ * one failed), each background command gets SIGTERM and is waited for,
+ * and its status counts as a foreground one's.  %N in a word is the PID
+ * of the Nth background command.
+ */
+static int steps(int argc, char **argv)
+{
+	pid_t bg[MAX_BACKGROUND], pid;
+	int i, j, k, end, nr_bg = 0, rc = 0, bg_rc;
+
+	for (i = 1; i < argc && !rc; i = j + 1) {
+		for (j = i; j < argc && strcmp(argv[j], ";"); j++)
+			;
+		end = j;
+		if (end > i && !strcmp(argv[end - 1], "&"))
+			end--;
+		if (end == i)
+			continue;
+		argv[end] = NULL;
+		for (k = i; k < end; k++)
+			argv[k] = expand_pids(argv[k], bg, nr_bg);
+		printf("$");
+		for (k = i; k < end; k++)
+			printf(" %s", argv[k]);
+		printf("%s\n", end < j ? " &" : "");
+		fflush(stdout);
+		pid = spawn(argv + i);
+		if (pid < 0) {
+			rc = 127;
+		} else if (end == j) {
+			rc = wait_for(pid);
+		} else if (nr_bg == MAX_BACKGROUND) {
+			fputs("steps: too many background commands\n", stderr);
+			kill(pid, SIGTERM);
+			wait_for(pid);
+			rc = 2;
+		} else {
+			bg[nr_bg++] = pid;
+		}
+		if (rc)
+			printf("steps: exit status %d\n", rc);
+	}
+	for (k = 0; k < nr_bg; k++) {
+		kill(bg[k], SIGTERM);
+		bg_rc = wait_for(bg[k]);
+		printf("steps: background command %d: exit status %d\n", k + 1,
+		       bg_rc);
+		if (!rc)
+			rc = bg_rc;
+	}
+	return rc;
+}
+
+/* sleep SECONDS (a decimal fraction is fine) */
+static int sleep_tool(int argc, char **argv)
+{
+	struct timespec ts;
+	double secs;
+	char *end;
+
+	if (argc != 2 || (secs = strtod(argv[1], &end)) < 0 || *end) {
+		fputs("usage: sleep SECONDS\n", stderr);
+		return 2;
+	}
+	ts.tv_sec = (time_t)secs;
+	ts.tv_nsec = (long)((secs - ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts))
+		if (errno != EINTR)
+			return 1;
+	return 0;
+}
+
 static int tool_main(const char *name, int argc, char **argv)
 {
 	int fd, i, rc = 0;
@@ -315,7 +515,26 @@ static int tool_main(const char *name, int argc, char **argv)
 		}
 		return rc;
 	}
-	fprintf(stderr, "%s: not a tool of this init (init, true, false, exit, echo, cat)\n",
+	if (!strcmp(name, "insmod"))
+		return insmod(argc, argv);
+	if (!strcmp(name, "rmmod")) {
+		if (argc != 2) {
+			fputs("usage: rmmod NAME\n", stderr);
+			return 2;
+		}
+		if (syscall(SYS_delete_module, argv[1], O_NONBLOCK)) {
+			fprintf(stderr, "rmmod: %s: %s\n", argv[1], strerror(errno));
+			return 1;
+		}
+		return 0;
+	}
+	if (!strcmp(name, "write"))
+		return write_file(argc, argv);
+	if (!strcmp(name, "steps"))
+		return steps(argc, argv);
+	if (!strcmp(name, "sleep"))
+		return sleep_tool(argc, argv);
+	fprintf(stderr, "%s: not a tool of this init (init, true, false, exit, echo, cat, insmod, rmmod, write, steps, sleep)\n",
 		name);
 	return 127;
 }

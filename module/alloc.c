@@ -10,7 +10,9 @@
  * the kernel's own vm_unmapped_area(), which is not exported.  The rules
  * follow arch/x86/kernel/sys_x86_64.c (6.1, and 6.12's shadow stack gap and
  * MAP_ABOVE4G), plus two things 6.1 lacks: the search never goes below
- * mmap_min_addr, and huge pages follow the process's direction.
+ * mmap_min_addr, and huge pages follow the process's direction.  What
+ * differs per architecture (ranges, hints, MAP_FIXED, alignment and cache
+ * colour) is asked of arch-x86.c or arch-parisc.c.
  */
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
@@ -19,9 +21,7 @@
 #include <linux/mman.h>
 #include <linux/maple_tree.h>
 #include <linux/hugetlb.h>
-#include <linux/random.h>
 #include <linux/sched.h>
-#include <linux/compat.h>
 #include "fmm.h"
 
 /*
@@ -148,35 +148,27 @@ retry:
 	return gap;
 }
 
-/* Is [addr, addr + len) free, guard gaps included? */
+/*
+ * Is [addr, addr + len) free, guard gaps included?  The gap of the mapping
+ * below counts only where a stack grows up (parisc); find_vma_prev() is
+ * not exported.
+ */
 static bool fmm_range_free(unsigned long addr, unsigned long len)
 {
 	struct vm_area_struct *vma = find_vma(current->mm, addr);
 
 	if (addr < fmm_mmap_min_addr())
 		return false;
-	return !vma || addr + len <= fmm_vm_start_gap(vma);
-}
+	if (vma && addr + len > fmm_vm_start_gap(vma))
+		return false;
+	if (IS_ENABLED(CONFIG_STACK_GROWSUP)) {
+		MA_STATE(mas, &current->mm->mm_mt, addr, addr);
 
-/* arch/x86/kernel/sys_x86_64.c: find_start_end() for the bottom-up search. */
-static void fmm_bottomup_range(unsigned long addr, unsigned long flags,
-			       unsigned long *begin, unsigned long *end)
-{
-	if (!in_32bit_syscall() && (flags & MAP_32BIT)) {
-		/* Small code model: the first 2 GiB, from 1 GiB up. */
-		*begin = 0x40000000;
-		*end = 0x80000000;
-		if (current->flags & PF_RANDOMIZE)
-			*begin +=
-				(get_random_u64() % (0x02000000 >> PAGE_SHIFT))
-				<< PAGE_SHIFT;
-		return;
+		vma = mas_prev(&mas, 0);
+		if (vma && addr < fmm_vm_end_gap(vma))
+			return false;
 	}
-	*begin = fmm_mmap_base(current->mm, true);
-	if (in_32bit_syscall())
-		*end = fmm_task_size_32();
-	else
-		*end = fmm_task_size_64(addr > DEFAULT_MAP_WINDOW);
+	return true;
 }
 
 /*
@@ -199,6 +191,7 @@ static unsigned long fmm_bottomup(unsigned long addr, unsigned long len,
 	if (len > s.high)
 		return -ENOMEM;
 	if (addr && try_hint) {
+		addr = fmm_hint_align(addr, align_mask, align_offset);
 		addr = PAGE_ALIGN(addr);
 		if (addr <= s.high - len && fmm_range_free(addr, len))
 			return addr;
@@ -222,20 +215,18 @@ static unsigned long fmm_topdown(unsigned long addr0, unsigned long len,
 	if (len > TASK_SIZE)
 		return -ENOMEM;
 	/* MAP_32BIT wants the low 2 GiB: that search is always bottom-up. */
-	if (!in_32bit_syscall() && (flags & MAP_32BIT))
+	if (fmm_map_32bit(flags))
 		goto bottomup;
 	s.low = fmm_topdown_low(flags);
 
 	if (addr && try_hint) {
+		addr = fmm_hint_align(addr, align_mask, align_offset);
 		addr &= PAGE_MASK;
 		if (fmm_hint_valid(addr, len) && fmm_range_free(addr, len))
 			return addr;
 	}
 
-	s.high = fmm_mmap_base(current->mm, false);
-	/* A hint above the 47-bit window opens the whole address space. */
-	if (addr > DEFAULT_MAP_WINDOW && !in_32bit_syscall())
-		s.high += TASK_SIZE_MAX - DEFAULT_MAP_WINDOW;
+	s.high = fmm_topdown_high(addr);
 	addr = fmm_search_down(&s);
 	if (!offset_in_page(addr))
 		return addr;
@@ -259,17 +250,13 @@ static unsigned long fmm_get_area(struct file *filp, unsigned long addr,
 				  bool topdown)
 {
 	unsigned long start_gap = vm_flags & VM_SHADOW_STACK ? PAGE_SIZE : 0;
-	unsigned long align_mask = 0, align_offset = pgoff << PAGE_SHIFT;
+	unsigned long align_mask, align_offset;
 
 	if (len > TASK_SIZE)
 		return -ENOMEM;
-	/* No address checking: see mmap_address_hint_valid()'s comment. */
 	if (flags & MAP_FIXED)
-		return addr;
-	if (filp) {
-		align_mask = fmm_align_mask();
-		align_offset += fmm_align_bits();
-	}
+		return fmm_fixed_addr(filp, addr, len, pgoff, flags);
+	fmm_area_align(filp, pgoff, flags, &align_mask, &align_offset);
 	if (topdown)
 		return fmm_topdown(addr, len, flags, align_mask, align_offset,
 				   start_gap, true);

@@ -16,11 +16,12 @@
 #include <linux/sched.h>
 #include <linux/personality.h>
 #include <linux/compat.h>
+#include <linux/random.h>
 #include <asm/elf.h>
 #include "fmm.h"
 
 /* arch/x86/kernel/sys_x86_64.c: get_align_mask() and get_align_bits(). */
-unsigned long fmm_align_mask(void)
+static unsigned long fmm_align_mask(void)
 {
 	const struct va_alignment *va = fmm_va_align();
 
@@ -31,9 +32,39 @@ unsigned long fmm_align_mask(void)
 	return va->mask;
 }
 
-unsigned long fmm_align_bits(void)
+static unsigned long fmm_align_bits(void)
 {
 	return fmm_va_align() ? fmm_va_align()->bits & fmm_align_mask() : 0;
+}
+
+/*
+ * The alignment a new mapping wants: file mappings follow va_align (AMD
+ * family 15h), @pgoff the page of the file it starts at.
+ */
+void fmm_area_align(struct file *filp, unsigned long pgoff, unsigned long flags,
+		    unsigned long *align_mask, unsigned long *align_offset)
+{
+	*align_mask = 0;
+	*align_offset = pgoff << PAGE_SHIFT;
+	if (filp) {
+		*align_mask = fmm_align_mask();
+		*align_offset += fmm_align_bits();
+	}
+}
+
+/* x86 checks no MAP_FIXED address: see mmap_address_hint_valid(). */
+unsigned long fmm_fixed_addr(struct file *filp, unsigned long addr,
+			     unsigned long len, unsigned long pgoff,
+			     unsigned long flags)
+{
+	return addr;
+}
+
+/* x86 takes a hint as it is, at any alignment. */
+unsigned long fmm_hint_align(unsigned long addr, unsigned long align_mask,
+			     unsigned long align_offset)
+{
+	return addr;
 }
 
 /* arch/x86/mm/mmap.c: mmap_address_hint_valid(), not exported. */
@@ -89,7 +120,7 @@ bool fmm_mm_copy_bases(struct mm_struct *newmm, struct mm_struct *oldmm)
  * must take from its target, not from the writer (IA32_PAGE_OFFSET reads
  * current).  Both values are IA32_PAGE_OFFSET's.
  */
-unsigned long fmm_task_size_32_of(unsigned int personality)
+static unsigned long fmm_task_size_32_of(unsigned int personality)
 {
 #ifdef CONFIG_X86_32
 	/* A native 32-bit kernel has one: its user/kernel split. */
@@ -112,14 +143,54 @@ unsigned long fmm_topdown_low(unsigned long flags)
 	return PAGE_SIZE;
 }
 
-unsigned long fmm_task_size_32(void)
+static unsigned long fmm_task_size_32(void)
 {
 	return fmm_task_size_32_of(current->personality);
 }
 
-unsigned long fmm_task_size_64(bool full_addr_space)
+static unsigned long fmm_task_size_64(bool full_addr_space)
 {
 	return full_addr_space ? TASK_SIZE_MAX : DEFAULT_MAP_WINDOW;
+}
+
+/* A 64-bit task's MAP_32BIT wants the low 2 GiB, always bottom-up. */
+bool fmm_map_32bit(unsigned long flags)
+{
+	return !in_32bit_syscall() && (flags & MAP_32BIT);
+}
+
+/* arch/x86/kernel/sys_x86_64.c: find_start_end() for the bottom-up search. */
+void fmm_bottomup_range(unsigned long addr, unsigned long flags,
+			unsigned long *begin, unsigned long *end)
+{
+	if (fmm_map_32bit(flags)) {
+		/* Small code model: the first 2 GiB, from 1 GiB up. */
+		*begin = 0x40000000;
+		*end = 0x80000000;
+		if (current->flags & PF_RANDOMIZE)
+			*begin +=
+				(get_random_u64() % (0x02000000 >> PAGE_SHIFT))
+				<< PAGE_SHIFT;
+		return;
+	}
+	*begin = fmm_mmap_base(current->mm, true);
+	if (in_32bit_syscall())
+		*end = fmm_task_size_32();
+	else
+		*end = fmm_task_size_64(addr > DEFAULT_MAP_WINDOW);
+}
+
+/*
+ * The top of a top-down search: the mmap base, and a hint above the
+ * 47-bit window opens the whole address space.
+ */
+unsigned long fmm_topdown_high(unsigned long addr)
+{
+	unsigned long high = fmm_mmap_base(current->mm, false);
+
+	if (addr > DEFAULT_MAP_WINDOW && !in_32bit_syscall())
+		high += TASK_SIZE_MAX - DEFAULT_MAP_WINDOW;
+	return high;
 }
 
 /* arch/x86/mm/mmap.c: stack_maxrandom_size(), for a task with @randomize */

@@ -77,7 +77,7 @@ fmm_register_vm_sysctls(struct ctl_table *table, size_t n)
 #include <linux/userfaultfd_k.h>
 static inline struct mm_struct *fmm_uffd_zeropage_mm(struct pt_regs *regs)
 {
-	struct userfaultfd_ctx *ctx = (void *)regs_get_kernel_argument(regs, 0);
+	struct userfaultfd_ctx *ctx = (void *)fmm_regs_get_argument(regs, 0);
 
 	return ctx->mm;
 }
@@ -86,7 +86,7 @@ static inline struct mm_struct *fmm_uffd_zeropage_mm(struct pt_regs *regs)
 #define FMM_UFFD_ZEROPAGE "mfill_zeropage"
 static inline struct mm_struct *fmm_uffd_zeropage_mm(struct pt_regs *regs)
 {
-	return (void *)regs_get_kernel_argument(regs, 0);
+	return (void *)fmm_regs_get_argument(regs, 0);
 }
 #endif
 

@@ -98,6 +98,7 @@ MODULE_PARM_DESC(markings,
 		 "0: read no per-binary markings (user.flexmmap.layout, user.pax.flags) at exec (mark.c)");
 /* clang-format on */
 
+#ifdef FMM_HAVE_PAE_NX
 static int fmm_param_set_pae_nx(const char *val, const struct kernel_param *kp)
 {
 	const char *help = "0 (off), 1 (with the NX policy) or 2 (from load)";
@@ -115,6 +116,7 @@ module_param_cb(pae_nx, &fmm_pae_nx_ops, &fmm_pae_nx_enable, 0444);
 MODULE_PARM_DESC(pae_nx,
 		 "where a 32-bit PAE kernel's vm_get_page_prot() drops NX, set it again: 0 never, 1 from the first vm.flexmmap_nx mode other than 0 (default), 2 from load (pae-nx.c)");
 /* clang-format on */
+#endif
 
 static int fmm_layout_max = FLEXMMAP_LAYOUT_MAX;
 

@@ -12,10 +12,12 @@
  *   layout-ftrace.c 6.10+: an ftrace redirect, kprobes on exec and fork
  *   track.c        6.1 only: the set of mms on our allocators, the drain
  * compat.h  the kernel-version switches, the only place that tests the version
+ * regs-x86.h, regs-parisc.h: the probes' register access, inline, per arch
  * probe.c   kprobe tables: install all or nothing, remove, missed_ counters
  * stats.c   the counters of /proc/flexmmap/stats
  * ksyms.c   kallsyms look-ups of what the kernel does not export
- * arch-x86.c bases, task sizes, hints, alignment, arguments: what a port replaces
+ * arch-x86.c, arch-parisc.c: bases, ranges, hints, alignment and colour,
+ *           probe arguments: what a port replaces (Kbuild picks one)
  * policy.c  which layout an exec gets, and the bases it starts from
  * alloc.c   the bottom-up and top-down allocators, hugetlb placement
  * nx.c      the NX policy: its modes at exec and fork, vm.flexmmap_nx
@@ -31,6 +33,12 @@
 #include <linux/mm_types.h>
 #include <linux/kprobes.h>
 #include <linux/atomic.h>
+/* The probes' register access, per arch (compat.h uses it too). */
+#ifdef CONFIG_PARISC
+#include "regs-parisc.h"
+#else
+#include "regs-x86.h"
+#endif
 #include "compat.h"
 
 struct seq_file;
@@ -240,13 +248,22 @@ unsigned long fmm_mmap_min_addr(void);
 const struct va_alignment *fmm_va_align(void);
 bool fmm_ptrace_may_access(struct task_struct *task, unsigned int mode);
 
-/* arch-x86.c: bases, task sizes, hints, alignment, probe arguments */
-unsigned long fmm_align_mask(void);
-unsigned long fmm_align_bits(void);
+/*
+ * arch-x86.c or arch-parisc.c (Kbuild picks one): bases, search ranges,
+ * hints, MAP_FIXED, alignment and cache colour, probe arguments
+ */
+void fmm_area_align(struct file *filp, unsigned long pgoff, unsigned long flags,
+		    unsigned long *align_mask, unsigned long *align_offset);
+unsigned long fmm_fixed_addr(struct file *filp, unsigned long addr,
+			     unsigned long len, unsigned long pgoff,
+			     unsigned long flags);
+unsigned long fmm_hint_align(unsigned long addr, unsigned long align_mask,
+			     unsigned long align_offset);
 bool fmm_hint_valid(unsigned long addr, unsigned long len);
-unsigned long fmm_task_size_32(void);
-unsigned long fmm_task_size_32_of(unsigned int personality);
-unsigned long fmm_task_size_64(bool full_addr_space);
+bool fmm_map_32bit(unsigned long flags);
+void fmm_bottomup_range(unsigned long addr, unsigned long flags,
+			unsigned long *begin, unsigned long *end);
+unsigned long fmm_topdown_high(unsigned long addr);
 unsigned long fmm_topdown_low(unsigned long flags);
 unsigned long fmm_mmap_base(struct mm_struct *mm, bool legacy);
 void fmm_mm_set_bases(struct mm_struct *mm, bool legacy, bool kernel_legacy,
@@ -410,14 +427,42 @@ void fmm_wx_disarm(void);
 bool fmm_wx_armed(void);
 void fmm_wx_probes_show(struct seq_file *m);
 
-/* pae-nx.c: NX for user mappings on a 32-bit PAE kernel that drops it */
+/*
+ * pae-nx.c: NX for user mappings on a 32-bit PAE kernel that drops it.
+ * x86 only (Kbuild): elsewhere there is nothing to correct.
+ */
 enum { FMM_PAE_NX_OFF, FMM_PAE_NX_POLICY, FMM_PAE_NX_LOAD };
+#ifdef CONFIG_X86
+#define FMM_HAVE_PAE_NX
 extern int fmm_pae_nx_enable;
 int fmm_pae_nx_init(void);
 int fmm_pae_nx_arm(void);
 void fmm_pae_nx_exit(void);
 void fmm_pae_nx_show(struct seq_file *m);
 void fmm_pae_nx_probes_show(struct seq_file *m);
+#else
+static inline int fmm_pae_nx_init(void)
+{
+	return 0;
+}
+
+static inline int fmm_pae_nx_arm(void)
+{
+	return 0;
+}
+
+static inline void fmm_pae_nx_exit(void)
+{
+}
+
+static inline void fmm_pae_nx_show(struct seq_file *m)
+{
+}
+
+static inline void fmm_pae_nx_probes_show(struct seq_file *m)
+{
+}
+#endif
 
 /* probe.c */
 int fmm_probes_install(struct fmm_probe *probes, int n);

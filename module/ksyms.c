@@ -192,7 +192,7 @@ static int fmm_find_stack_guard_gap(void)
  */
 static int fmm_min_addr_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	const struct ctl_table *t = (void *)regs_get_kernel_argument(regs, 0);
+	const struct ctl_table *t = (void *)fmm_regs_get_argument(regs, 0);
 
 	if (!READ_ONCE(fmm_k_dac_mmap_min_addr))
 		WRITE_ONCE(fmm_k_dac_mmap_min_addr, t->data);

@@ -116,8 +116,8 @@ static void fmm_redirect_remove(void)
 /* uprobe_dup_mmap(oldmm, newmm), under oldmm's mmap lock */
 static int fmm_fork_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct mm_struct *oldmm = (void *)regs_get_kernel_argument(regs, 0);
-	struct mm_struct *newmm = (void *)regs_get_kernel_argument(regs, 1);
+	struct mm_struct *oldmm = (void *)fmm_regs_get_argument(regs, 0);
+	struct mm_struct *newmm = (void *)fmm_regs_get_argument(regs, 1);
 
 	/* The NX mode is part of the record: this copies it too. */
 	if (fmm_mm_fork(oldmm, newmm))

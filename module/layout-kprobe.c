@@ -36,7 +36,7 @@
  */
 static int fmm_mm_init_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct mm_struct *mm = (void *)regs_get_kernel_argument(regs, 0);
+	struct mm_struct *mm = (void *)fmm_regs_get_argument(regs, 0);
 	enum fmm_alloc a = fmm_mm_alloc(mm);
 
 	if (fmm_alloc_is_module(a))
@@ -52,8 +52,8 @@ NOKPROBE_SYMBOL(fmm_mm_init_pre);
  */
 static int fmm_fork_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct mm_struct *oldmm = (void *)regs_get_kernel_argument(regs, 0);
-	struct mm_struct *newmm = (void *)regs_get_kernel_argument(regs, 1);
+	struct mm_struct *oldmm = (void *)fmm_regs_get_argument(regs, 0);
+	struct mm_struct *newmm = (void *)fmm_regs_get_argument(regs, 1);
 	enum fmm_alloc parent = fmm_mm_alloc(oldmm);
 	enum fmm_alloc want = parent;
 	bool changed;
@@ -85,7 +85,7 @@ NOKPROBE_SYMBOL(fmm_fork_pre);
 /* exit_mmap(mm): the mm is going away. */
 static int fmm_exit_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	fmm_track_del((void *)regs_get_kernel_argument(regs, 0));
+	fmm_track_del((void *)fmm_regs_get_argument(regs, 0));
 	return 0;
 }
 

@@ -86,8 +86,7 @@ static unsigned long fmm_pae_nx_missed;
  */
 static int fmm_pae_nx_entry(struct kretprobe_instance *ri, struct pt_regs *regs)
 {
-	return !fmm_pae_nx_add[regs_get_kernel_argument(regs, 0) &
-			       FMM_PROT_BITS];
+	return !fmm_pae_nx_add[fmm_regs_get_argument(regs, 0) & FMM_PROT_BITS];
 }
 
 NOKPROBE_SYMBOL(fmm_pae_nx_entry);

@@ -161,8 +161,8 @@ NOKPROBE_SYMBOL(fmm_exec);
  */
 int fmm_exec_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct linux_binprm *bprm = (void *)regs_get_kernel_argument(regs, 0);
-	int executable_stack = (int)regs_get_kernel_argument(regs, 2);
+	struct linux_binprm *bprm = (void *)fmm_regs_get_argument(regs, 0);
+	int executable_stack = (int)fmm_regs_get_argument(regs, 2);
 	int asked = executable_stack;
 
 	fmm_exec(bprm, &executable_stack);
@@ -234,7 +234,9 @@ static int fmm_retarget_mm(pid_t nr, int layout, const char **from,
 	randomize = task->flags & PF_RANDOMIZE;
 	/* The target's 32-bit task size (setarch --3gb), not the writer's. */
 	personality = READ_ONCE(task->personality);
+	/* The whole limit: x86's gap rule reads the soft one, parisc's the hard. */
 	rlim.rlim_cur = task_rlimit(task, RLIMIT_STACK);
+	rlim.rlim_max = task_rlimit_max(task, RLIMIT_STACK);
 	put_task_struct(task);
 	if (!mm)
 		return -ESRCH;

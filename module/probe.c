@@ -35,8 +35,8 @@ static DEFINE_MUTEX(fmm_probes_mutex);
 
 /*
  * Every probe's pre-handler.  Our probes sit on fentry calls, so
- * kprobes runs them from ftrace (ORIG_RAX 0).  Entered from an int3
- * instead (ORIG_RAX -1: a stale one under QEMU TCG, docs/qemu-int3.md),
+ * kprobes runs them from ftrace.  Entered from an int3 instead (on x86,
+ * a stale one under QEMU TCG, docs/qemu-int3.md: fmm_regs_stray_int3()),
  * finish as kprobe_ftrace_handler() does: resume after the fentry call.
  */
 static int fmm_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
@@ -44,7 +44,7 @@ static int fmm_kprobe_pre(struct kprobe *p, struct pt_regs *regs)
 	struct fmm_probe *h = container_of(p, struct fmm_kprobe, kp)->probe;
 	int ret = h->pre(p, regs);
 
-	if (ret || !kprobe_ftrace(p) || regs->orig_ax != -1)
+	if (ret || !kprobe_ftrace(p) || !fmm_regs_stray_int3(regs))
 		return ret;
 	atomic_long_inc(&fmm_stats.stray_int3);
 	instruction_pointer_set(regs,

@@ -14,7 +14,8 @@
  *			also for mms on the kernel's allocators
  *	bit 6		a user.pax.flags marking changed that mode (mark.c)
  *	bit 7		chosen by the 2004 policy (layout 3), not forced
- *	bits 32-63	this load of the module
+ *	bits 32-63	this load of the module (64-bit kernels); bits 8-31
+ *			on 32-bit ones, whose word has no bits above 31
  *
  * Fork copies the word, exec starts from zero: nothing needs a fork hook.
  * An mm attached by an earlier load of the module, still on the trampoline,
@@ -35,7 +36,11 @@
 #define FMM_WORD_NX_SHIFT 4
 #define FMM_WORD_NX_MASK (7UL << FMM_WORD_NX_SHIFT)
 #define FMM_WORD_AUTO BIT(7)
-#define FMM_WORD_LOAD_SHIFT 32
+/*
+ * The load tag takes the rest of the word: a random number, odd so that
+ * it is never 0, in 32 bits or, on a 32-bit kernel, 24.
+ */
+#define FMM_WORD_LOAD_SHIFT (BITS_PER_LONG == 64 ? 32 : 8)
 
 /* The allocator behind each enum fmm_alloc; the kernel exports its two. */
 static const fmm_get_area_t fmm_allocs[] = {
@@ -49,7 +54,9 @@ static unsigned long fmm_load;
 
 int fmm_record_init(void)
 {
-	fmm_load = (unsigned long)(get_random_u32() | 1) << FMM_WORD_LOAD_SHIFT;
+	unsigned long tag = get_random_u32() | 1;
+
+	fmm_load = tag << FMM_WORD_LOAD_SHIFT;
 	return 0;
 }
 

@@ -155,9 +155,9 @@ NOKPROBE_SYMBOL(fmm_wx_report);
  */
 static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct file *file = (void *)regs_get_kernel_argument(regs, 0);
-	unsigned long prot = regs_get_kernel_argument(regs, 1);
-	unsigned long flags = regs_get_kernel_argument(regs, 2);
+	struct file *file = (void *)fmm_regs_get_argument(regs, 0);
+	unsigned long prot = fmm_regs_get_argument(regs, 1);
+	unsigned long flags = fmm_regs_get_argument(regs, 2);
 	const char *why;
 
 	if (!fmm_mm_wx(current->mm))
@@ -200,8 +200,8 @@ static bool fmm_vma_was_writable(struct vm_area_struct *vma)
  */
 static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct vm_area_struct *vma = (void *)regs_get_kernel_argument(regs, 0);
-	unsigned long prot = regs_get_kernel_argument(regs, 2);
+	struct vm_area_struct *vma = (void *)fmm_regs_get_argument(regs, 0);
+	unsigned long prot = fmm_regs_get_argument(regs, 2);
 	const char *why;
 
 	if (!(prot & PROT_EXEC) || !fmm_mm_wx(current->mm))
@@ -234,18 +234,20 @@ NOKPROBE_SYMBOL(fmm_wx_personality);
 /* The syscall wrappers take the user's registers as their argument. */
 static int fmm_wx_personality64_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct pt_regs *uregs = (void *)regs_get_kernel_argument(regs, 0);
+	struct pt_regs *uregs = (void *)fmm_regs_get_argument(regs, 0);
 
-	return fmm_wx_personality(regs, (unsigned int)uregs->di);
+	return fmm_wx_personality(regs,
+				  (unsigned int)fmm_syscall_arg0(uregs, false));
 }
 
 NOKPROBE_SYMBOL(fmm_wx_personality64_pre);
 
 static int fmm_wx_personality32_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct pt_regs *uregs = (void *)regs_get_kernel_argument(regs, 0);
+	struct pt_regs *uregs = (void *)fmm_regs_get_argument(regs, 0);
 
-	return fmm_wx_personality(regs, (unsigned int)uregs->bx);
+	return fmm_wx_personality(regs,
+				  (unsigned int)fmm_syscall_arg0(uregs, true));
 }
 
 NOKPROBE_SYMBOL(fmm_wx_personality32_pre);
@@ -257,7 +259,7 @@ NOKPROBE_SYMBOL(fmm_wx_personality32_pre);
  */
 static int fmm_wx_shmat_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	int shmflg = regs_get_kernel_argument(regs, 2);
+	int shmflg = fmm_regs_get_argument(regs, 2);
 	unsigned long prot = PROT_READ | PROT_EXEC;
 
 	if (!(shmflg & SHM_EXEC) || !fmm_mm_wx(current->mm))
@@ -291,7 +293,7 @@ NOKPROBE_SYMBOL(fmm_vma_prot);
 static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct vm_area_struct *vma =
-		(void *)regs_get_kernel_argument(regs, FMM_UFFD_VMA_ARG);
+		(void *)fmm_regs_get_argument(regs, FMM_UFFD_VMA_ARG);
 
 	if (!(vma->vm_flags & VM_EXEC) || !fmm_mm_wx(vma->vm_mm))
 		return 0;
@@ -313,8 +315,8 @@ NOKPROBE_SYMBOL(fmm_wx_uffd_pre);
 static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct mm_struct *mm = fmm_uffd_zeropage_mm(regs);
-	unsigned long start = regs_get_kernel_argument(regs, 1);
-	unsigned long len = regs_get_kernel_argument(regs, 2);
+	unsigned long start = fmm_regs_get_argument(regs, 1);
+	unsigned long len = fmm_regs_get_argument(regs, 2);
 	struct vm_area_struct *vma;
 	bool exec;
 
@@ -342,8 +344,8 @@ NOKPROBE_SYMBOL(fmm_wx_uffd_zeropage_pre);
  */
 static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct mm_struct *mm = (void *)regs_get_kernel_argument(regs, 0);
-	unsigned int gup_flags = regs_get_kernel_argument(regs, 4);
+	struct mm_struct *mm = (void *)fmm_regs_get_argument(regs, 0);
+	unsigned int gup_flags = fmm_regs_get_argument(regs, 4);
 
 	if (!(gup_flags & FOLL_WRITE) || !fmm_mm_wx(mm))
 		return 0;
@@ -363,8 +365,8 @@ NOKPROBE_SYMBOL(fmm_wx_mem_pre);
  */
 static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 {
-	struct task_struct *tsk = (void *)regs_get_kernel_argument(regs, 0);
-	unsigned int gup_flags = regs_get_kernel_argument(regs, 4);
+	struct task_struct *tsk = (void *)fmm_regs_get_argument(regs, 0);
+	unsigned int gup_flags = fmm_regs_get_argument(regs, 4);
 	bool wx;
 
 	if (!(gup_flags & FOLL_WRITE))
