@@ -304,25 +304,39 @@ static int cat_fd(int fd, const char *name)
 	return 0;
 }
 
+/*
+ * argv[from..argc-1] joined by spaces into @buf (NUL-terminated): its
+ * length, or -1 when it does not fit.
+ */
+static int join_words(char *buf, size_t size, int argc, char **argv, int from)
+{
+	size_t used = 0;
+	int i, n;
+
+	buf[0] = '\0';
+	for (i = from; i < argc; i++) {
+		n = snprintf(buf + used, size - used, "%s%s",
+			     i > from ? " " : "", argv[i]);
+		if (n < 0 || (size_t)n >= size - used)
+			return -1;
+		used += n;
+	}
+	return used;
+}
+
 /* insmod FILE [PARAMS...]: finit_module(2), the words joined by spaces. */
 static int insmod(int argc, char **argv)
 {
-	char params[1024] = "";
-	size_t used = 0;
-	int fd, i, n;
+	char params[1024];
+	int fd;
 
 	if (argc < 2) {
 		fputs("usage: insmod FILE [PARAMS...]\n", stderr);
 		return 2;
 	}
-	for (i = 2; i < argc; i++) {
-		n = snprintf(params + used, sizeof(params) - used, "%s%s",
-			     i > 2 ? " " : "", argv[i]);
-		if (n < 0 || (size_t)n >= sizeof(params) - used) {
-			fputs("insmod: parameters too long\n", stderr);
-			return 2;
-		}
-		used += n;
+	if (join_words(params, sizeof(params), argc, argv, 2) < 0) {
+		fputs("insmod: parameters too long\n", stderr);
+		return 2;
 	}
 	fd = open(argv[1], O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || syscall(SYS_finit_module, fd, params, 0)) {
@@ -337,22 +351,19 @@ static int insmod(int argc, char **argv)
 static int write_file(int argc, char **argv)
 {
 	char buf[1024];
-	size_t used = 0;
-	int fd, i, n;
+	int fd, used;
 
 	if (argc < 3) {
 		fputs("usage: write FILE TEXT...\n", stderr);
 		return 2;
 	}
-	for (i = 2; i < argc; i++) {
-		n = snprintf(buf + used, sizeof(buf) - used, "%s%s",
-			     argv[i], i + 1 < argc ? " " : "\n");
-		if (n < 0 || (size_t)n >= sizeof(buf) - used) {
-			fputs("write: text too long\n", stderr);
-			return 2;
-		}
-		used += n;
+	/* One byte kept for the newline. */
+	used = join_words(buf, sizeof(buf) - 1, argc, argv, 2);
+	if (used < 0) {
+		fputs("write: text too long\n", stderr);
+		return 2;
 	}
+	buf[used++] = '\n';
 	fd = open(argv[1], O_WRONLY | O_TRUNC | O_CLOEXEC);
 	if (fd < 0 || write(fd, buf, used) != (ssize_t)used) {
 		fprintf(stderr, "write: %s: %s\n", argv[1], strerror(errno));

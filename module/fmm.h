@@ -401,10 +401,10 @@ void fmm_mark_take(struct mm_struct *mm, struct fmm_mark *mark);
 void fmm_mark_show(struct seq_file *m);
 
 /*
- * A log line's file name (nx.c, wx.c): fmm_file_name() puts @file's name (%pD, the last
- * component) in @buf and returns its length, for "%*pE", which escapes it:
- * users name files, and a newline or an escape sequence in a name must not
- * reach the log as it is (a forged line).  Any context.
+ * A log line's file name (nx.c, wx.c): fmm_file_name() puts @file's name
+ * (%pD, the last component) in @buf and returns its length, for "%*pE",
+ * which escapes it: users name files, and a newline or an escape sequence
+ * in a name must not reach the log as it is (a forged line).  Any context.
  */
 #define FMM_NAME_MAX 64
 static inline int fmm_file_name(char *buf, struct file *file)
