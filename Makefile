@@ -26,8 +26,9 @@
 # into the cache), and the benchmark and selftest programs are 32-bit.
 # GUEST=parisc (or KERNEL=parisc) is the 32-bit PA-RISC guest of
 # qemu-system-hppa (docs/parisc-guest.md): so far "make kernel" (its
-# kernel, scripts/build-kernel-parisc) and "make module" (cross-built
-# against that tree with the hppa tools of scripts/hppa-toolchain).
+# kernel, scripts/build-kernel-parisc), "make module" (cross-built
+# against that tree with the hppa tools of scripts/hppa-toolchain) and
+# "make check" (its own suite, tests/parisc/check).
 #
 # Everything built lives under $(FLEXMMAP_CACHE) (default ~/.cache/flexmmap),
 # never in this tree.
@@ -71,8 +72,8 @@ KDIR = $(shell $(SRC)/scripts/build-kernel-parisc --print)/linux
 HPPA_BIN = $(shell $(SRC)/scripts/hppa-toolchain --quiet)
 KARCH = ARCH=parisc CROSS_COMPILE=hppa-linux-gnu-
 KENV = PATH=$(HPPA_BIN):$$PATH
-ifneq ($(filter-out module kernel clean,$(or $(MAKECMDGOALS),all)),)
-$(error KERNEL=parisc: only "make module" and "make kernel" so far (docs/parisc-guest.md))
+ifneq ($(filter-out module kernel check clean,$(or $(MAKECMDGOALS),all)),)
+$(error KERNEL=parisc: only "make module", "make kernel" and "make check" so far (docs/parisc-guest.md))
 endif
 else
 $(error KERNEL must be stock (Debian's kernel), source (make kernel), trixie (Debian 13), i386 (Debian 12, 32-bit) or parisc (qemu-system-hppa), not '$(KERNEL)')
@@ -252,9 +253,18 @@ lint: deps
 	@$(SRC)/scripts/lint
 
 # make check CHECK_ARGS="--guest-only 30-"
+# GUEST=parisc: the module, the initramfs and tests/parisc/check
+# (CHECK_ARGS="colour unload": some of its groups).
+ifeq ($(KERNEL),parisc)
+check:
+	@$(MAKE) --no-print-directory module
+	@$(SRC)/guest-image/build-parisc --quiet >/dev/null
+	@$(SRC)/tests/parisc/check $(CHECK_ARGS)
+else
 check: deps
 	@$(MAKE) --no-print-directory all image deb
 	@$(SRC)/tests/check $(CHECK_ARGS)
+endif
 
 # The suite against a module that does nothing (tests/donothing): a negative
 # control of the suite itself.  Not part of "make check" yet (issue 18).
