@@ -23,6 +23,8 @@
  *   retarget  vm.flexmmap_retarget on a running process, and bad requests
  *   unload    rmmod under a process mapping, unmapping and forking on the
  *             module's allocator: bounded, and the process goes on
+ *   compare   not a test: the maps of fmm-sleep with no module and under each
+ *             mode, for flexmmap-compare --from (qemu/compare-parisc)
  * Internal (run by the groups): fmm-ptest probe | colour-probe
  *
  * Output is KTAP (kselftest.h); exit 0 when every result passed.
@@ -43,6 +45,7 @@
 #include <grp.h>
 #include <sys/ipc.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/personality.h>
 #include <sys/prctl.h>
 #include <sys/shm.h>
@@ -529,6 +532,76 @@ static int read_file(const char *path)
 	return ctl_read(path, buf, sizeof(buf));
 }
 
+static void task_fields(pid_t pid, char *mode, char *alloc);
+
+/* The line of PID in /proc/flexmmap/tasks read now: its mode into MODE. */
+static int tasks_mode_of(pid_t pid, char *mode)
+{
+	char alloc[32];
+
+	mode[0] = '\0';
+	task_fields(pid, mode, alloc);
+	return mode[0] ? 0 : -ENOENT;
+}
+
+/* As nobody: init's line is there, without its mode (not ours to read). */
+static int nobody_sees_init(const char *unused __attribute__((unused)))
+{
+	char mode[32];
+	int ret = tasks_mode_of(1, mode);
+
+	if (!ret && strcmp(mode, "-"))
+		ret = -EBADMSG;
+	return ret;
+}
+
+/*
+ * In a new PID namespace, with a /proc of its own: the first process reads
+ * its own line as PID 1, and the tasks file lists it alone.  0 if so.
+ */
+static int pidns_view(void)
+{
+	char self[128], tasks[4096];
+	int status, lines = 0;
+	const char *l;
+	pid_t pid;
+
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return -errno;
+	pid = fork();
+	if (pid < 0)
+		return -errno;
+	if (pid == 0) {
+		if (mount("proc", "/proc", "proc", MS_NOSUID, NULL))
+			_exit(2);
+		ctl_read(SELF, self, sizeof(self));
+		ctl_read(TASKS, tasks, sizeof(tasks));
+		for (l = tasks; *l; l = strchrnul(l, '\n'), l += !!*l)
+			lines++;
+		ksft_print_msg("in a new PID namespace: self '%s', tasks %d line(s): '%.60s'\n",
+			       self, lines, tasks);
+		_exit(!strncmp(self, "1 ", 2) && lines == 1 && !strncmp(tasks, "1 ", 2) ? 0 : 1);
+	}
+	if (waitpid(pid, &status, 0) != pid)
+		return -errno;
+	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EBADMSG;
+}
+
+static int in_child(int (*fn)(void))
+{
+	int status;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return -errno;
+	if (pid == 0)
+		_exit(-fn());
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		return -EIO;
+	return -WEXITSTATUS(status);
+}
+
 static void group_load(void)
 {
 	static const char *const bad_params[] = {
@@ -544,7 +617,7 @@ static void group_load(void)
 	struct timespec t0, t1;
 	double secs;
 
-	ksft_set_plan(17);
+	ksft_set_plan(19);
 	if (mod_loaded())
 		mod_unload();
 
@@ -612,6 +685,12 @@ static void group_load(void)
 	ret = ret ? ret : as_other(false, read_file, TASKS);
 	ret = ret ? ret : as_other(false, read_file, SELF);
 	ksft_test_result(!ret, "nobody reads vm.flexmmap_layout, /proc/flexmmap/stats, tasks and self: %s\n",
+			 err_name(ret));
+	ret = as_other(false, nobody_sees_init, NULL);
+	ksft_test_result(!ret, "nobody sees init's line in /proc/flexmmap/tasks without its mode ('-'): %s\n",
+			 err_name(ret));
+	ret = in_child(pidns_view);
+	ksft_test_result(!ret, "in a new PID namespace with its own /proc: self is PID 1, tasks lists it alone: %s\n",
 			 err_name(ret));
 	ctl_read(LAYOUT, v, sizeof(v));
 	ksft_test_result(!strcmp(v, "2"), "after all that, vm.flexmmap_layout still reads 2: '%s'\n", v);
@@ -1015,9 +1094,58 @@ static void group_unload(void)
 			 bad);
 }
 
+/* --- compare: the maps flexmmap-compare --from shows (qemu/compare-parisc) --- */
+
+static int compare_run(const char *name, const char *title)
+{
+	char *const argv[] = { "fmm-sleep", NULL };
+	char path[64], mode[32], alloc[32], line[256];
+	struct sleeper sl;
+	FILE *maps;
+	int ret;
+
+	ret = sleeper_start(&sl, argv);
+	if (ret) {
+		fprintf(stderr, "fmm-ptest: cannot start fmm-sleep: %s\n", err_name(ret));
+		return 1;
+	}
+	task_fields(sl.pid, mode, alloc);
+	printf("@@ run %s %s\n@@ alloc %s%s%s\n", name, title, mode,
+	       mode[0] ? " / " : "-", alloc);
+	snprintf(path, sizeof(path), "/proc/%d/maps", sl.pid);
+	maps = fopen(path, "r");
+	while (maps && fgets(line, sizeof(line), maps))
+		fputs(line, stdout);
+	if (maps)
+		fclose(maps);
+	return sleeper_stop(&sl, line, sizeof(line)) || !maps;
+}
+
+static int compare_main(void)
+{
+	static const char *const titles[] = { "mode 0 (kernel)", "mode 1 (legacy)",
+					      "mode 2 (flexible)", "mode 3 (auto)" };
+	char name[8], v[128];
+	int m, ret = 0;
+
+	if (mod_loaded())
+		mod_unload();
+	ctl_read("/proc/sys/kernel/osrelease", v, sizeof(v));
+	printf("@@ kernel %s\n", v);
+	ret |= compare_run("before", "no module");
+	ret |= mod_load("") != 0;
+	for (m = 0; m < 4 && !ret; m++) {
+		set_layout(m);
+		snprintf(name, sizeof(name), "mode%d", m);
+		ret |= compare_run(name, titles[m]);
+	}
+	ret |= mod_unload() != 0;
+	return ret;
+}
+
 static void __attribute__((noreturn)) usage(void)
 {
-	fprintf(stderr, "usage: fmm-ptest load|matrix|colour|retarget|unload MODULE.ko\n");
+	fprintf(stderr, "usage: fmm-ptest load|matrix|colour|retarget|unload|compare MODULE.ko\n");
 	exit(2);
 }
 
@@ -1044,6 +1172,8 @@ int main(int argc, char **argv)
 	if (argc != 3)
 		usage();
 	module_path = argv[2];
+	if (!strcmp(argv[1], "compare"))
+		return compare_main();
 	for (i = 0; i < (int)ARRAY_SIZE(groups); i++) {
 		if (strcmp(argv[1], groups[i].name))
 			continue;
