@@ -291,6 +291,8 @@ check-all: deps
 	@$(MAKE) --no-print-directory check KERNEL=trixie
 	@$(MAKE) --no-print-directory check KERNEL=source
 	@$(MAKE) --no-print-directory check GUEST=i386
+	@$(MAKE) --no-print-directory check GUEST=parisc
+	@$(SRC)/tests/parisc/colour-mutants
 
 # The long reliability run (issue 8): the storm with 1000 cycles, the
 # external suites with longer stress-ng runs, bad input, resource edges, and
