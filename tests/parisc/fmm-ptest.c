@@ -1083,9 +1083,13 @@ static void group_unload(void)
 	for (i = 0; i < 3; i++) {
 		need_loaded("layout=1");
 		ret = sleeper_start(&sl, argv);
-		sleep(1);
-		if (ret || mod_unload())
+		if (ret) {
+			ksft_print_msg("cycle %d: cannot start fmm-sleep: %s\n", i, err_name(ret));
 			bad++;
+			continue;
+		}
+		sleep(1);
+		bad += mod_unload() != 0;
 		status = sleeper_stop(&sl, line, sizeof(line));
 		bad += !clean_done(line, status);
 	}
