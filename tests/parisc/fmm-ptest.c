@@ -1161,11 +1161,31 @@ static bool clean_done(const char *done, int status)
 
 /* --- group: retarget ----------------------------------------------------- */
 
+/*
+ * Retarget SL's process to LAYOUT: the write succeeds, /proc/flexmmap/tasks
+ * says ALLOC, and its next 64 KiB mapping lands in [LO, HI).
+ */
+static void retarget_to(struct sleeper *sl, const char *layout, const char *alloc_want,
+			unsigned long lo, unsigned long hi)
+{
+	char req[64], mode[32], alloc[32];
+	unsigned long a;
+	int ret;
+
+	snprintf(req, sizeof(req), "%d %s", sl->pid, layout);
+	ret = ctl_write(RETARGET, req);
+	task_fields(sl->pid, mode, alloc);
+	a = sleeper_map(sl);
+	ksft_test_result(!ret && !strcmp(alloc, alloc_want) && a >= lo && a < hi,
+			 "retarget '%s': %s; now %s %s (want %s), a new mapping at 0x%lx, in [0x%lx, 0x%lx)\n",
+			 req, err_name(ret), mode, alloc, alloc_want, a, lo, hi);
+}
+
 static void group_retarget(void)
 {
 	char *const argv[] = { "fmm-sleep", NULL };
 	char req[64], mode[32], alloc[32], line[256];
-	unsigned long a0, a1, a2;
+	unsigned long a0;
 	struct sleeper sl;
 	int ret, status;
 
@@ -1179,30 +1199,10 @@ static void group_retarget(void)
 	ksft_test_result(a0 >= TOPDOWN_LO && !strcmp(alloc, "module-topdown"),
 			 "under layout=2: %s %s, a new mapping top-down at 0x%lx\n", mode, alloc, a0);
 
-	snprintf(req, sizeof(req), "%d legacy", sl.pid);
-	ret = ctl_write(RETARGET, req);
-	task_fields(sl.pid, mode, alloc);
-	a1 = sleeper_map(&sl);
-	ksft_test_result(!ret && !strcmp(mode, "legacy") && !strcmp(alloc, "module-bottomup") &&
-			 a1 >= BOTTOMUP_LO && a1 < BOTTOMUP_HI,
-			 "retarget '%s': %s; now %s %s, a new mapping bottom-up at 0x%lx\n",
-			 req, err_name(ret), mode, alloc, a1);
-
-	snprintf(req, sizeof(req), "%d flexible", sl.pid);
-	ret = ctl_write(RETARGET, req);
-	task_fields(sl.pid, mode, alloc);
-	a2 = sleeper_map(&sl);
-	ksft_test_result(!ret && !strcmp(alloc, "module-topdown") && a2 >= TOPDOWN_LO && a2 < a0,
-			 "retarget '%s': %s; now %s %s, a new mapping top-down at 0x%lx, below the first\n",
-			 req, err_name(ret), mode, alloc, a2);
-
-	snprintf(req, sizeof(req), "%d kernel", sl.pid);
-	ret = ctl_write(RETARGET, req);
-	task_fields(sl.pid, mode, alloc);
-	a1 = sleeper_map(&sl);
-	ksft_test_result(!ret && !strncmp(alloc, "kernel-", 7) && a1 >= TOPDOWN_LO,
-			 "retarget '%s': %s; now %s %s, a new mapping at 0x%lx\n",
-			 req, err_name(ret), mode, alloc, a1);
+	retarget_to(&sl, "legacy", "module-bottomup", BOTTOMUP_LO, BOTTOMUP_HI);
+	/* Top-down again, below the first mapping (the base is recomputed). */
+	retarget_to(&sl, "flexible", "module-topdown", TOPDOWN_LO, a0);
+	retarget_to(&sl, "kernel", "kernel-topdown", TOPDOWN_LO, 0xffffffffUL);
 
 	ret = ctl_write(RETARGET, "999999 legacy");
 	ksft_test_result(ret == -ESRCH, "retarget of no such process fails with ESRCH: %s\n",
