@@ -73,7 +73,7 @@
 #define NOGNUSTACK "/tmp/fmm-ptest-nognustack"
 #define NOBODY	65534
 /* The "R" lines of one colour-probe. */
-#define COLOUR_RESULTS	16
+#define COLOUR_RESULTS	17
 
 /*
  * Where each layout puts a new 32-bit process's mmaps: top-down fills down
@@ -411,7 +411,7 @@ static int colour_probe_main(void)
 	unsigned long want, c, base, exp, r[4] = { 0 };
 	struct colour_obj o;
 	void *a, *b, *m, *s1, *s2, *hint;
-	int p[2], status, fd;
+	int p[2], status, fd, i;
 	char self[256];
 	pid_t pid;
 
@@ -503,6 +503,14 @@ static int colour_probe_main(void)
 	b = mmap(hint, 2 * page, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
 	cresult((unsigned long)b == exp,
 		"shared anonymous, hinted at %p (another colour): at %p, want 0x%lx", hint, b, exp);
+
+	/* Private anonymous memory has no colour to keep: not aligned. */
+	for (i = 0, c = 0; i < 4; i++) {
+		m = mmap(NULL, page, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		c += m != MAP_FAILED && colour0(m, 0) != 0;
+	}
+	cresult(c > 0, "private anonymous, four one-page mappings: %lu of them off colour 0 (want at least 1: no alignment)",
+		c);
 
 	/* Another process: the rule is per object, not per mm. */
 	if (pipe(p))
