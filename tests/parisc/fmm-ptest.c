@@ -9,17 +9,21 @@
  *
  * Usage: fmm-ptest GROUP MODULE.ko
  *   load      bad module parameters, bad writes to every control file (as
- *             root, as nobody, in a user namespace), double load, unload
- *             when not loaded, load/unload cycles; nothing is left behind
+ *             root; refused to nobody, to root of a user namespace, to a
+ *             uid 0 without CAP_SYS_ADMIN), what nobody and a new PID
+ *             namespace read, double load, unload when not loaded,
+ *             load/unload cycles; nothing is left behind
  *   matrix    every vm.flexmmap_layout mode x {binary with PT_GNU_STACK,
  *             without, personality ADDR_COMPAT_LAYOUT, vm.legacy_va_layout=1}:
  *             the direction and place of a new process's mmaps and what
- *             /proc/flexmmap/self says
+ *             /proc/flexmmap/self says; a hard stack limit moves the base
  *   colour    the cache-colour rule (SHM_COLOUR) under layouts 0 (the
  *             kernel's allocator: the control), 1 and 2: shared and
- *             private file mappings, SysV shm and shared anonymous memory,
- *             within one process and across a fork, with and without hints,
- *             MAP_FIXED at the right and a wrong colour
+ *             private file mappings, SysV shm and shared anonymous memory
+ *             at the colours the kernel's allocator gave them, within one
+ *             process and across a fork, with and without hints, MAP_FIXED
+ *             at the right and a wrong colour; private anonymous memory
+ *             left unaligned
  *   retarget  vm.flexmmap_retarget on a running process, and bad requests
  *   unload    rmmod under a process mapping, unmapping and forking on the
  *             module's allocator: bounded, and the process goes on
