@@ -11,7 +11,7 @@
 #   make report     build, boot the guest, measure each layout's capacity: table,
 #                   CSV/JSON and SVG pictures in REPORT_DIR (REPORT_ARGS: its options)
 #   make kernel     build (or reuse) the kernel from linux-source-6.1 with patches/
-#   make check-all  make check on every kernel: stock, trixie, source, i386
+#   make check-all  make check on every kernel: stock, trixie, source, i386, parisc (+ its colour mutants)
 #   make clean      remove build outputs (the guest image stays; see clean-cache)
 #
 # KERNEL=source (make check KERNEL=source, make vm KERNEL=source, ...) builds
@@ -282,12 +282,11 @@ endif
 	@cp $(DNMOD)/flexmmap.ko $(OUT)/donothing/flexmmap.ko
 	@$(SRC)/tests/donothing/check $(CHECK_ARGS)
 
-# The whole suite on every kernel.  .ci/run runs the stock and trixie ones:
+# The whole suite on every kernel.  .ci/run runs the stock, trixie and parisc ones:
 # the source-built debug kernel (KASAN, lockdep, kmemleak under TCG) makes
 # its suite too long for CI's 90 minutes (see .ci/run), and so does the
-# i386 guest's (its cold image alone takes about 16 minutes).  The parisc
-# guest's suite takes about 1.5 minutes, but cold its kernel build (4.5-8.5
-# minutes) would take .ci/run past 60 minutes; then its colour mutants.
+# i386 guest's (its cold image alone takes about 16 minutes).  .ci/run
+# runs the parisc guest's suite too; its colour mutants are here only.
 check-all: deps
 	@$(MAKE) --no-print-directory check KERNEL=stock
 	@$(MAKE) --no-print-directory check KERNEL=trixie
