@@ -116,6 +116,25 @@ static bool mod_loaded(void)
 	return !access("/sys/module/flexmmap", F_OK);
 }
 
+/* Nothing of the module left: not loaded, no sysctl, no /proc/flexmmap. */
+static bool mod_gone(void)
+{
+	return !mod_loaded() && access(LAYOUT, F_OK) && access("/proc/flexmmap", F_OK);
+}
+
+/* mod_unload(), how long it took into *SECS. */
+static int mod_unload_timed(double *secs)
+{
+	struct timespec t0, t1;
+	int ret;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	ret = mod_unload();
+	clock_gettime(CLOCK_MONOTONIC, &t1);
+	*secs = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	return ret;
+}
+
 /* Write TEXT to PATH in one write(); 0 or -errno. */
 static int ctl_write(const char *path, const char *text)
 {
@@ -199,11 +218,14 @@ struct spawn {
 	const char *arg;		/* argv[1] */
 	unsigned long persona;		/* personality() bits to add */
 	unsigned long stack_max;	/* RLIMIT_STACK's hard limit, if not 0 */
+	bool legacy_va;			/* vm.legacy_va_layout=1 for its exec */
 };
 
 /*
  * Run S->path S->arg in a child, its stdout (and stderr) into OUT (at most
  * SIZE - 1 bytes).  Returns its wait status, or -1 if it could not run.
+ * vm.legacy_va_layout is set for the exec when S->legacy_va asks, and back
+ * to 0 after.
  */
 static int run_child(const struct spawn *s, char *out, size_t size)
 {
@@ -216,6 +238,8 @@ static int run_child(const struct spawn *s, char *out, size_t size)
 	out[0] = '\0';
 	if (pipe2(p, O_CLOEXEC))
 		return -1;
+	if (s->legacy_va)
+		ctl_write(LEGACY_VA, "1");
 	pid = fork();
 	if (pid < 0)
 		return -1;
@@ -248,37 +272,40 @@ static int run_child(const struct spawn *s, char *out, size_t size)
 	out[len] = '\0';
 	close(p[0]);
 	if (waitpid(pid, &status, 0) != pid)
-		return -1;
+		status = -1;
+	if (s->legacy_va)
+		ctl_write(LEGACY_VA, "0");
 	return status;
 }
 
-/* The value of "KEY=" at the start of a line of BUF, 0 if absent. */
-static unsigned long field_ul(const char *buf, const char *key)
+/* The value after "KEY=" at the start of a line of BUF, or NULL. */
+static const char *field(const char *buf, const char *key)
 {
 	size_t k = strlen(key);
 	const char *l;
 
 	for (l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
 		if (!strncmp(l, key, k) && l[k] == '=')
-			return strtoul(l + k + 1, NULL, 0);
-	return 0;
+			return l + k + 1;
+	return NULL;
 }
 
-/* The text of "KEY=" to the end of its line, into V. */
+/* "KEY=" as a number, 0 if absent. */
+static unsigned long field_ul(const char *buf, const char *key)
+{
+	const char *v = field(buf, key);
+
+	return v ? strtoul(v, NULL, 0) : 0;
+}
+
+/* The text of "KEY=" to the end of its line, into V ("" if absent). */
 static void field_str(const char *buf, const char *key, char *v, size_t size)
 {
-	size_t k = strlen(key);
-	const char *l, *e;
+	const char *l = field(buf, key);
 
 	v[0] = '\0';
-	for (l = buf; l && *l; l = strchr(l, '\n'), l = l ? l + 1 : NULL) {
-		if (strncmp(l, key, k) || l[k] != '=')
-			continue;
-		l += k + 1;
-		e = strchrnul(l, '\n');
-		snprintf(v, size, "%.*s", (int)(e - l), l);
-		return;
-	}
+	if (l)
+		snprintf(v, size, "%.*s", (int)(strchrnul(l, '\n') - l), l);
 }
 
 /* The mode and allocator of a /proc/flexmmap line "PID MODE ALLOC nx=N COMM". */
@@ -287,6 +314,21 @@ static void self_fields(const char *line, char *mode, char *alloc)
 	mode[0] = alloc[0] = '\0';
 	if (sscanf(line, "%*d %31s %31s", mode, alloc) != 2)
 		mode[0] = alloc[0] = '\0';
+}
+
+/* Our line of /proc/flexmmap/tasks for PID: its mode and allocator. */
+static void task_fields(pid_t pid, char *mode, char *alloc)
+{
+	char buf[8192], *l;
+
+	mode[0] = alloc[0] = '\0';
+	if (ctl_read(TASKS, buf, sizeof(buf)))
+		return;
+	for (l = buf; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
+		if (atoi(l) == pid) {
+			self_fields(l, mode, alloc);
+			return;
+		}
 }
 
 /* Print each line of BUF as a "#" diagnostic. */
@@ -302,7 +344,7 @@ static void show_output(const char *what, const char *buf)
 
 /* --- the processes the groups look at ----------------------------------- */
 
-/* "probe": four anonymous mmaps, the stack, and what the module says. */
+/* "probe": four anonymous mmaps, what the module says, the personality. */
 static int probe_main(void)
 {
 	char line[256];
@@ -549,11 +591,13 @@ enum who {
 	NOBODY_USERNS,		/* root of a user namespace, nobody outside */
 	ROOT_USERNS,		/* root of a user namespace, root outside (unshare -U -r) */
 	ROOT_NOCAP,		/* uid 0 without CAP_SYS_ADMIN */
+	AS_IS,			/* root, unchanged */
 };
 
 static const char *const who_names[] = {
 	"nobody", "root of a user namespace (nobody outside)",
 	"root of a user namespace (root outside)", "uid 0 without CAP_SYS_ADMIN",
+	"root",
 };
 
 static int map_self_as_root(uid_t outside)
@@ -596,6 +640,8 @@ static int become(enum who who)
 		return map_self_as_root(0);
 	case ROOT_NOCAP:
 		return drop_sys_admin();
+	case AS_IS:
+		return 0;
 	}
 	return -EINVAL;
 }
@@ -639,34 +685,22 @@ static int read_file(const char *path)
 	return ret ? ret : buf[0] ? 0 : -ENODATA;
 }
 
-static void task_fields(pid_t pid, char *mode, char *alloc);
-
-/* The line of PID in /proc/flexmmap/tasks read now: its mode into MODE. */
-static int tasks_mode_of(pid_t pid, char *mode)
-{
-	char alloc[32];
-
-	mode[0] = '\0';
-	task_fields(pid, mode, alloc);
-	return mode[0] ? 0 : -ENOENT;
-}
-
 /* As nobody: init's line is there, without its mode (not ours to read). */
 static int nobody_sees_init(const char *unused __attribute__((unused)))
 {
-	char mode[32];
-	int ret = tasks_mode_of(1, mode);
+	char mode[32], alloc[32];
 
-	if (!ret && strcmp(mode, "-"))
-		ret = -EBADMSG;
-	return ret;
+	task_fields(1, mode, alloc);
+	if (!mode[0])
+		return -ENOENT;
+	return strcmp(mode, "-") ? -EBADMSG : 0;
 }
 
 /*
  * In a new PID namespace, with a /proc of its own: the first process reads
  * its own line as PID 1, and the tasks file lists it alone.  0 if so.
  */
-static int pidns_view(void)
+static int pidns_view(const char *unused __attribute__((unused)))
 {
 	char self[128], tasks[4096];
 	int status, lines = 0;
@@ -695,20 +729,6 @@ static int pidns_view(void)
 	return WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : -EBADMSG;
 }
 
-static int in_child(int (*fn)(void))
-{
-	int status;
-	pid_t pid = fork();
-
-	if (pid < 0)
-		return -errno;
-	if (pid == 0)
-		_exit(-fn());
-	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
-		return -EIO;
-	return -WEXITSTATUS(status);
-}
-
 static void group_load(void)
 {
 	static const char *const bad_params[] = {
@@ -721,7 +741,6 @@ static void group_load(void)
 	const char *files[] = { LAYOUT, NX };
 	char v[64], keep[64], accepted[512];
 	int i, j, ret, loaded_after = 0;
-	struct timespec t0, t1;
 	enum who w;
 	double secs;
 
@@ -736,8 +755,7 @@ static void group_load(void)
 				 "'%s' ", bad_params[i]);
 			mod_unload();
 		}
-		loaded_after += mod_loaded() || !access(LAYOUT, F_OK) ||
-				!access("/proc/flexmmap", F_OK);
+		loaded_after += !mod_gone();
 	}
 	ksft_test_result(!accepted[0], "%zu bad module parameters refused at load%s%s\n",
 			 ARRAY_SIZE(bad_params), accepted[0] ? "; accepted: " : "", accepted);
@@ -802,17 +820,14 @@ static void group_load(void)
 	ret = as_other(NOBODY_PLAIN, nobody_sees_init, NULL);
 	ksft_test_result(!ret, "nobody sees init's line in /proc/flexmmap/tasks without its mode ('-'): %s\n",
 			 err_name(ret));
-	ret = in_child(pidns_view);
+	ret = as_other(AS_IS, pidns_view, NULL);
 	ksft_test_result(!ret, "in a new PID namespace with its own /proc: self is PID 1, tasks lists it alone: %s\n",
 			 err_name(ret));
 	ctl_read(LAYOUT, v, sizeof(v));
 	ksft_test_result(!strcmp(v, "2"), "after all that, vm.flexmmap_layout still reads 2: '%s'\n", v);
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = mod_unload();
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9;
-	ksft_test_result(!ret && !mod_loaded() && access(LAYOUT, F_OK) && access("/proc/flexmmap", F_OK),
+	ret = mod_unload_timed(&secs);
+	ksft_test_result(!ret && mod_gone(),
 			 "rmmod: %s in %.1f s; module, sysctls and /proc/flexmmap gone\n",
 			 err_name(ret), secs);
 	ret = mod_unload();
@@ -875,17 +890,19 @@ static int make_nognustack(void)
 	return n == len ? 0 : -EIO;
 }
 
-struct variant {
+/*
+ * The kernel's own rule says legacy for ADDR_COMPAT_LAYOUT and
+ * vm.legacy_va_layout=1; auto's rule says legacy for those and for a
+ * binary without PT_GNU_STACK (the one variant with a path of its own).
+ */
+static const struct variant {
 	const char *name;
-	bool kernel_legacy;		/* the kernel's own rule says legacy */
-	bool old_binary;		/* auto's rule says legacy */
-};
-
-static const struct variant variants[] = {
-	{ "has-gnu-stack", false, false },
-	{ "no-gnu-stack", false, true },
-	{ "personality ADDR_COMPAT_LAYOUT", true, true },
-	{ "vm.legacy_va_layout=1", true, true },
+	struct spawn s;
+} variants[] = {
+	{ "has-gnu-stack", { .arg = "probe" } },
+	{ "no-gnu-stack", { .arg = "probe", .path = NOGNUSTACK } },
+	{ "personality ADDR_COMPAT_LAYOUT", { .arg = "probe", .persona = ADDR_COMPAT_LAYOUT } },
+	{ "vm.legacy_va_layout=1", { .arg = "probe", .legacy_va = true } },
 };
 
 /*
@@ -899,7 +916,7 @@ static const struct variant variants[] = {
  */
 static void stack_limit_base(int mode, bool legacy_va)
 {
-	struct spawn s = { .arg = "probe", .stack_max = 64UL << 20 };
+	struct spawn s = { .arg = "probe", .stack_max = 64UL << 20, .legacy_va = legacy_va };
 	unsigned long base, end;
 	char v[16], out[4096];
 	int status;
@@ -907,11 +924,7 @@ static void stack_limit_base(int mode, bool legacy_va)
 	ctl_read("/proc/sys/kernel/randomize_va_space", v, sizeof(v));
 	base = 0xfff00000UL - s.stack_max - (atoi(v) ? 0x1fffUL * page : 0);
 	set_layout(mode);
-	if (legacy_va)
-		ctl_write(LEGACY_VA, "1");
 	status = run_child(&s, out, sizeof(out));
-	if (legacy_va)
-		ctl_write(LEGACY_VA, "0");
 	end = field_ul(out, "mmap0") + 4 * page;
 	ksft_test_result(status == 0 && end <= base && end >= base - 36 * page,
 			 "%slayout=%d%s, hard stack limit 64 MiB: the first mmap ends at the base 0x%lx or just below: 0x%lx\n",
@@ -935,24 +948,17 @@ static void group_matrix(void)
 		set_layout(m);
 		for (i = 0; i < (int)ARRAY_SIZE(variants); i++) {
 			const struct variant *v = &variants[i];
-			struct spawn s = { .arg = "probe" };
+			bool kernel_legacy = v->s.persona || v->s.legacy_va;
+			bool old_binary = kernel_legacy || v->s.path;
 			unsigned long a[4];
 			bool legacy, down = true, up = true, ok;
 			char key[8];
 
-			legacy = m == 1 || (m == 3 && v->old_binary) ||
-				 (m == 0 && v->kernel_legacy);
+			legacy = m == 1 || (m == 3 && old_binary) ||
+				 (m == 0 && kernel_legacy);
 			snprintf(want_alloc, sizeof(want_alloc), "%s-%s",
 				 m ? "module" : "kernel", legacy ? "bottomup" : "topdown");
-			if (i == 1)
-				s.path = NOGNUSTACK;
-			if (i == 2)
-				s.persona = ADDR_COMPAT_LAYOUT;
-			if (i == 3)
-				ctl_write(LEGACY_VA, "1");
-			status = run_child(&s, out, sizeof(out));
-			if (i == 3)
-				ctl_write(LEGACY_VA, "0");
+			status = run_child(&v->s, out, sizeof(out));
 			for (k = 0; k < 4; k++) {
 				snprintf(key, sizeof(key), "mmap%d", k);
 				a[k] = field_ul(out, key);
@@ -1149,21 +1155,6 @@ static unsigned long sleeper_map(struct sleeper *sl)
 	return !strncmp(line, "mapped ", 7) ? strtoul(line + 7, NULL, 16) : 0;
 }
 
-/* Our line of /proc/flexmmap/tasks for PID: its mode and allocator. */
-static void task_fields(pid_t pid, char *mode, char *alloc)
-{
-	char buf[8192], *l;
-
-	mode[0] = alloc[0] = '\0';
-	if (ctl_read(TASKS, buf, sizeof(buf)))
-		return;
-	for (l = buf; l; l = strchr(l, '\n'), l = l ? l + 1 : NULL)
-		if (atoi(l) == pid) {
-			self_fields(l, mode, alloc);
-			return;
-		}
-}
-
 static bool clean_done(const char *done, int status)
 {
 	return status == 0 && strstr(done, " failures=0 ") &&
@@ -1245,7 +1236,6 @@ static void group_unload(void)
 	char *const argv[] = { "fmm-sleep", "--threads", "2", "--fork-loop", NULL };
 	char mode[32], alloc[32], line[256], out[4096], self[128];
 	struct spawn s = { .arg = "probe" };
-	struct timespec t0, t1;
 	struct sleeper sl;
 	int ret, status, i, bad = 0;
 	double secs;
@@ -1260,14 +1250,10 @@ static void group_unload(void)
 	ksft_test_result(!strcmp(alloc, "module-topdown"),
 			 "fmm-sleep (2 threads mapping, a thread forking) runs on %s\n", alloc);
 
-	clock_gettime(CLOCK_MONOTONIC, &t0);
-	ret = mod_unload();
-	clock_gettime(CLOCK_MONOTONIC, &t1);
-	secs = t1.tv_sec - t0.tv_sec + (t1.tv_nsec - t0.tv_nsec) / 1e9;
+	ret = mod_unload_timed(&secs);
 	ksft_test_result(!ret && secs < 60, "rmmod under it: %s in %.1f s (bound 60 s)\n",
 			 err_name(ret), secs);
-	ksft_test_result(!mod_loaded() && access(LAYOUT, F_OK) && access("/proc/flexmmap", F_OK),
-			 "module, sysctls and /proc/flexmmap gone\n");
+	ksft_test_result(mod_gone(), "module, sysctls and /proc/flexmmap gone\n");
 	sleeper_ask(&sl, "check", "^(ok |fail [0-9])", line, sizeof(line));
 	ksft_test_result(!strncmp(line, "ok ", 3), "fmm-sleep still maps after rmmod: '%s'\n", line);
 	status = sleeper_stop(&sl, line, sizeof(line));
