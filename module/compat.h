@@ -67,6 +67,39 @@ fmm_register_vm_sysctls(struct ctl_table *table, size_t n)
 #endif
 
 /*
+ * The hugetlb fill's parameters, for the stand-in that runs in its place
+ * when W^X refuses it (wx.c); @held is the page (6.12: folio) a retry
+ * hands in, which the stand-in must put, as the fill's own error paths do.
+ */
+#if IS_ENABLED(CONFIG_USERFAULTFD) && IS_ENABLED(CONFIG_HUGETLB_PAGE)
+#include <linux/userfaultfd_k.h>
+#ifdef FMM_MMF_TOPDOWN
+#define FMM_UFFD_HUGETLB_PARAMS                                               \
+	pte_t *dst_pte, struct vm_area_struct *dst_vma, unsigned long dst_addr, \
+		unsigned long src_addr, uffd_flags_t flags, struct folio **held
+static inline void fmm_uffd_put_held(struct folio **held)
+{
+	if (*held) {
+		folio_put(*held);
+		*held = NULL;
+	}
+}
+#else
+#define FMM_UFFD_HUGETLB_PARAMS                                              \
+	struct mm_struct *dst_mm, pte_t *dst_pte, struct vm_area_struct *dst_vma, \
+		unsigned long dst_addr, unsigned long src_addr,                \
+		enum mcopy_atomic_mode mode, struct page **held, bool wp_copy
+static inline void fmm_uffd_put_held(struct page **held)
+{
+	if (*held) {
+		put_page(*held);
+		*held = NULL;
+	}
+}
+#endif
+#endif
+
+/*
  * The anonymous UFFDIO_ZEROPAGE maps the zero page without either fill
  * function: its entry, 6.1's mfill_zeropage(dst_mm, start, len, ...) or
  * 6.12's mfill_atomic_zeropage(ctx, start, len), whose ctx knows the mm.

@@ -7,14 +7,26 @@
  * security_mmap_file(), security_file_mprotect(), personality() (64- and
  * 32-bit), security_shm_shmat(), userfaultfd's page fills,
  * access_remote_vm() (/proc/PID/mem) and ptrace_access_vm().
- * Documentation/flexmmap.rst has the table of routes to executable memory
- * and how each is closed, which userspace-probes/fmm-wx.c tries one by one.
- * They decide before the function runs; a denial moves the instruction
- * pointer to fmm_wx_eacces(), which returns -EACCES to the caller, the way
- * kprobe error injection overrides a function.  No kretprobe is involved,
- * so nothing is allowed by running out of instances.  Leaving mode 3
- * disarms them: processes started under it keep their non-executable stack
- * but lose the W^X checks until mode 3 is set again.
+ *
+ * The rule is about the memory object behind a mapping, not about the call
+ * that reaches it: in a W^X process executable memory comes only from
+ * regular files of mounted file systems, and only from those that were not
+ * written through the mapping (fmm_wx_object()).  Anonymous memory, shared
+ * memory of the kernel's internal mounts (SysV, memfd, shared anonymous,
+ * /dev/zero, hugetlb), anon-inode files (io_uring, perf, bpf) and devices
+ * can be written through another mapping, another process or a kernel
+ * interface, so they never become executable; each probe that can give a
+ * mapping VM_EXEC asks that one function.  Documentation/flexmmap.rst has
+ * the table of objects and routes, which userspace-probes/fmm-wx.c tries.
+ *
+ * The probes decide before the function runs; a denial moves the
+ * instruction pointer to a stub that returns the refusal to the caller, the
+ * way kprobe error injection overrides a function.  No kretprobe is
+ * involved, so nothing is allowed by running out of instances.  Each probe's
+ * stub returns what its callers read as a refusal and leaves nothing in
+ * hand (the table before fmm_wx_probes[]).  Leaving mode 3 disarms them:
+ * processes started under it keep their non-executable stack but lose the
+ * W^X checks until mode 3 is set again.
  *
  * nx.c arms and disarms the table; control.c shows whether it is armed and
  * its missed_ counters.  Below both, this file uses only the probe tables,
@@ -24,7 +36,9 @@
 
 #include <linux/kernel.h>
 #include <linux/fs.h>
+#include <linux/hugetlb.h>
 #include <linux/kprobes.h>
+#include <linux/magic.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
 #include <linux/mmap_lock.h>
@@ -33,6 +47,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/shm.h>
+#include <linux/userfaultfd_k.h>
 #include <uapi/linux/shm.h>
 #include "fmm.h"
 #include "trace.h"
@@ -58,13 +73,36 @@ static noinline long fmm_wx_eagain(void)
 	return -EAGAIN;
 }
 
-/* Refuse the probed call: count it (@counter may be NULL), run @stub. */
+#if IS_ENABLED(CONFIG_USERFAULTFD) && IS_ENABLED(CONFIG_HUGETLB_PAGE)
+/*
+ * The hugetlb fill, refused.  When the source page was not present, the
+ * fill's caller drops the mmap lock, copies the source into a huge page
+ * of its own and calls the fill again with that page in hand, and it
+ * BUG()s if any return but -ENOENT leaves the page there.  So this stand-in
+ * has the fill's own prototype (it runs in the fill's place, with the
+ * fill's arguments) and puts the page as the fill's own error paths do.
+ */
+static noinline int fmm_wx_uffd_hugetlb_refused(FMM_UFFD_HUGETLB_PARAMS)
+{
+	fmm_uffd_put_held(held);
+	return -EACCES;
+}
+
+#define FMM_WX_HUGETLB_STUB ((unsigned long)fmm_wx_uffd_hugetlb_refused)
+#else
+#define FMM_WX_HUGETLB_STUB ((unsigned long)fmm_wx_eacces)
+#endif
+
+/*
+ * Refuse the probed call: count it (@counter may be NULL), run @stub, a
+ * function whose return the caller takes for the probed function's.
+ */
 static int fmm_wx_deny_as(struct pt_regs *regs, atomic_long_t *counter,
-			  long (*stub)(void))
+			  unsigned long stub)
 {
 	if (counter)
 		atomic_long_inc(counter);
-	instruction_pointer_set(regs, (unsigned long)stub);
+	instruction_pointer_set(regs, stub);
 	return 1;
 }
 
@@ -72,7 +110,7 @@ NOKPROBE_SYMBOL(fmm_wx_deny_as);
 
 static int fmm_wx_deny(struct pt_regs *regs, atomic_long_t *counter)
 {
-	return fmm_wx_deny_as(regs, counter, fmm_wx_eacces);
+	return fmm_wx_deny_as(regs, counter, (unsigned long)fmm_wx_eacces);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_deny);
@@ -89,6 +127,84 @@ static bool fmm_path_noexec(const struct path *path)
 	return (path->mnt->mnt_flags & MNT_NOEXEC) ||
 	       (path->mnt->mnt_sb->s_iflags & SB_I_NOEXEC);
 }
+
+/*
+ * The kinds of memory object a mapping can be backed by, as W^X sees them.
+ * Only FMM_OBJ_FILE may be executable.
+ */
+enum fmm_wx_obj {
+	FMM_OBJ_FILE,		/* a regular file of a mounted file system */
+	FMM_OBJ_ANON,		/* anonymous memory, private or shared */
+	FMM_OBJ_SHMEM,		/* SysV, memfd, shared anonymous, /dev/zero */
+	FMM_OBJ_HUGETLB,	/* MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB */
+	FMM_OBJ_INTERNAL,	/* any other file of a kernel-internal mount */
+	FMM_OBJ_DEVICE,		/* a character or block device */
+	FMM_OBJ_SPECIAL,	/* anon inodes (io_uring, perf, bpf, ...) */
+	FMM_OBJ_KERNEL,		/* the kernel's own pages: the vDSO */
+};
+
+static const char *const fmm_wx_obj_names[] = {
+	[FMM_OBJ_FILE] = "a file",
+	[FMM_OBJ_ANON] = "anonymous memory",
+	[FMM_OBJ_SHMEM] = "shared memory",
+	[FMM_OBJ_HUGETLB] = "hugetlb memory",
+	[FMM_OBJ_INTERNAL] = "a kernel-internal file",
+	[FMM_OBJ_DEVICE] = "a device",
+	[FMM_OBJ_SPECIAL] = "a special file",
+	[FMM_OBJ_KERNEL] = "the vDSO",
+};
+
+/* Files and the vDSO, judged by what was written through the mapping. */
+static bool fmm_wx_obj_may_exec(enum fmm_wx_obj obj)
+{
+	return obj == FMM_OBJ_FILE || obj == FMM_OBJ_KERNEL;
+}
+
+/*
+ * What @file is (NULL: anonymous).  A file of a kernel-internal mount
+ * (kern_mount(): shm_mnt, the hugetlbfs and anon-inode mounts) has no path
+ * in any namespace: its pages are reached through descriptors and
+ * attaches, each of which may be writable; only files reached by name
+ * in a mounted file system are under the control of noexec, IMA and the
+ * file's own permissions.
+ */
+static enum fmm_wx_obj fmm_wx_object(struct file *file)
+{
+	struct inode *inode;
+	unsigned long magic;
+
+	if (!file)
+		return FMM_OBJ_ANON;
+	inode = file_inode(file);
+	if (S_ISCHR(inode->i_mode) || S_ISBLK(inode->i_mode))
+		return FMM_OBJ_DEVICE;
+	if (!S_ISREG(inode->i_mode))
+		return FMM_OBJ_SPECIAL;
+	if (!(file->f_path.mnt->mnt_flags & MNT_INTERNAL))
+		return FMM_OBJ_FILE;
+	magic = inode->i_sb->s_magic;
+	if (magic == TMPFS_MAGIC)
+		return FMM_OBJ_SHMEM;
+	if (magic == HUGETLBFS_MAGIC)
+		return FMM_OBJ_HUGETLB;
+	return FMM_OBJ_INTERNAL;
+}
+
+NOKPROBE_SYMBOL(fmm_wx_object);
+
+/*
+ * A vma's object: a vma without a file but with operations is a special
+ * mapping (the vDSO), whose pages are the kernel's; it is judged by what
+ * was written to it (fmm_vma_was_writable()), as a file is.
+ */
+static enum fmm_wx_obj fmm_wx_vma_object(struct vm_area_struct *vma)
+{
+	if (!vma->vm_file)
+		return vma_is_anonymous(vma) ? FMM_OBJ_ANON : FMM_OBJ_KERNEL;
+	return fmm_wx_object(vma->vm_file);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_vma_object);
 
 /*
  * The wx_denied trace event: the file's path, which d_path() finds without
@@ -115,10 +231,11 @@ NOKPROBE_SYMBOL(fmm_wx_trace);
 
 /*
  * One log line per denial, rate-limited: the binary (the mm's exe_file,
- * RCU-protected, so no reference is taken), its pid, the call, and the file
- * mapped if any, else what was refused (@of, may be NULL; our own words);
- * the names escaped (fmm_file_name()).  And a trace event, with @prot, the
- * protection asked for (PROT_* bits).
+ * RCU-protected, so no reference is taken), its pid, the call, and what was
+ * refused: the kind of object (@of, our own words; NULL for a file, which
+ * its name says) and the file mapped if any; the names escaped
+ * (fmm_file_name()).  And a trace event, with @prot, the protection asked
+ * for (PROT_* bits).
  */
 static void fmm_wx_report(const char *call, const char *what,
 			  unsigned long prot, struct file *file, const char *of)
@@ -134,9 +251,10 @@ static void fmm_wx_report(const char *call, const char *what,
 	rcu_read_unlock();
 	if (file) {
 		len = fmm_file_name(name, file);
-		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s) of %*pE denied\n",
+		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s) of %s%s%*pE%s denied\n",
 				    exe_len, exe, task_pid_nr(current), call,
-				    what, len, name);
+				    what, of ? of : "", of ? " (" : "", len,
+				    name, of ? ")" : "");
 	} else {
 		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s)%s%s denied\n",
 				    exe_len, exe, task_pid_nr(current), call,
@@ -148,16 +266,17 @@ NOKPROBE_SYMBOL(fmm_wx_report);
 
 /*
  * security_mmap_file(file, prot, flags): before the mapping exists.  Also
- * for shmat(), whose flags are MAP_SHARED.  Anonymous memory (MAP_ANONYMOUS,
- * shared and MAP_HUGETLB included) holds nothing that was not written to it:
- * executable, it could only be filled by a route around the checks
- * (userfaultfd, an alias), so it is refused, as OpenBSD refuses W|X.
+ * for shmat() (flags MAP_SHARED, the segment's file) and for the ELF
+ * loader's own mappings.  @file is what the caller passed: /dev/zero's
+ * shared mapping becomes shared memory only later, in its f_op->mmap, and
+ * MAP_HUGETLB passes its hugetlb file with MAP_ANONYMOUS.
  */
 static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct file *file = (void *)fmm_regs_get_argument(regs, 0);
 	unsigned long prot = fmm_regs_get_argument(regs, 1);
 	unsigned long flags = fmm_regs_get_argument(regs, 2);
+	enum fmm_wx_obj obj;
 	const char *why;
 
 	if (!fmm_mm_wx(current->mm))
@@ -168,51 +287,61 @@ static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 		prot |= PROT_EXEC;
 	if (!(prot & PROT_EXEC))
 		return 0;
+	obj = (flags & MAP_ANONYMOUS) ? FMM_OBJ_ANON : fmm_wx_object(file);
 	if (prot & PROT_WRITE)
 		why = "PROT_WRITE|PROT_EXEC";
-	else if (!file || (flags & MAP_ANONYMOUS))
+	else if (!fmm_wx_obj_may_exec(obj))
 		why = "PROT_EXEC";
 	else
 		return 0;
 	fmm_wx_report("mmap", why, prot, (flags & MAP_ANONYMOUS) ? NULL : file,
-		      "anonymous memory");
+		      obj == FMM_OBJ_FILE ? NULL : fmm_wx_obj_names[obj]);
 	return fmm_wx_deny(regs, &fmm_stats.wx_denied_mmap);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_mmap_pre);
 
 /*
- * Has this mapping been writable?  Writable now; private pages written
- * (an anon_vma exists once a page has been written or copied); anonymous
- * memory, which holds nothing that was not written to it; or a shared
- * mapping of a file opened for writing.
+ * Has this mapping of a file been writable?  Writable now; private pages
+ * written (an anon_vma exists once a page has been written or copied); or a
+ * shared mapping of a file opened for writing.
  */
 static bool fmm_vma_was_writable(struct vm_area_struct *vma)
 {
-	return (vma->vm_flags & VM_WRITE) || vma->anon_vma || !vma->vm_file ||
+	return (vma->vm_flags & VM_WRITE) || vma->anon_vma ||
 	       (vma->vm_flags & (VM_SHARED | VM_MAYWRITE)) ==
 		       (VM_SHARED | VM_MAYWRITE);
 }
 
 /*
  * security_file_mprotect(vma, reqprot, prot): prot already has
- * READ_IMPLIES_EXEC applied; the mmap lock is held for writing.
+ * READ_IMPLIES_EXEC applied; the mmap lock is held for writing.  A mapping
+ * that is executable already keeps it (mprotect(PROT_READ|PROT_EXEC) of
+ * the program's own text); one that gains it must be a file's, never
+ * written.
  */
 static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct vm_area_struct *vma = (void *)fmm_regs_get_argument(regs, 0);
 	unsigned long prot = fmm_regs_get_argument(regs, 2);
+	enum fmm_wx_obj obj;
 	const char *why;
 
 	if (!(prot & PROT_EXEC) || !fmm_mm_wx(current->mm))
 		return 0;
+	obj = fmm_wx_vma_object(vma);
 	if (prot & PROT_WRITE)
 		why = "PROT_WRITE|PROT_EXEC";
-	else if (!(vma->vm_flags & VM_EXEC) && fmm_vma_was_writable(vma))
+	else if (vma->vm_flags & VM_EXEC)
+		return 0;
+	else if (!fmm_wx_obj_may_exec(obj))
+		why = "PROT_EXEC";
+	else if (fmm_vma_was_writable(vma))
 		why = "PROT_EXEC, memory that has been writable";
 	else
 		return 0;
-	fmm_wx_report("mprotect", why, prot, vma->vm_file, "anonymous memory");
+	fmm_wx_report("mprotect", why, prot, vma->vm_file,
+		      obj == FMM_OBJ_FILE ? NULL : fmm_wx_obj_names[obj]);
 	return fmm_wx_deny(regs, &fmm_stats.wx_denied_mprotect);
 }
 
@@ -290,7 +419,7 @@ NOKPROBE_SYMBOL(fmm_vma_prot);
  * takes the lock for writing).  The ioctl then fails with EACCES.  The
  * anonymous ZEROPAGE maps the zero page without them: see below.
  */
-static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
+static int fmm_wx_uffd_check(struct pt_regs *regs, unsigned long stub)
 {
 	struct vm_area_struct *vma =
 		(void *)fmm_regs_get_argument(regs, FMM_UFFD_VMA_ARG);
@@ -299,11 +428,25 @@ static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	fmm_wx_report("userfaultfd", "UFFDIO_COPY/CONTINUE/ZEROPAGE",
 		      fmm_vma_prot(vma), vma->vm_file,
-		      "executable anonymous memory");
-	return fmm_wx_deny(regs, &fmm_stats.wx_denied_uffd);
+		      vma->vm_file ? NULL : "executable anonymous memory");
+	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_uffd, stub);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_uffd_check);
+
+static int fmm_wx_uffd_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	return fmm_wx_uffd_check(regs, (unsigned long)fmm_wx_eacces);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_uffd_pre);
+
+static int fmm_wx_uffd_hugetlb_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	return fmm_wx_uffd_check(regs, FMM_WX_HUGETLB_STUB);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_uffd_hugetlb_pre);
 
 /*
  * The anonymous UFFDIO_ZEROPAGE (the zero page: no chosen bytes, but a
@@ -323,7 +466,7 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 	if (!len || start + len < start || !fmm_mm_wx(mm))
 		return 0;
 	if (!mmap_read_trylock(mm))
-		return fmm_wx_deny_as(regs, NULL, fmm_wx_eagain);
+		return fmm_wx_deny_as(regs, NULL, (unsigned long)fmm_wx_eagain);
 	vma = find_vma_intersection(mm, start, start + len);
 	exec = vma && (vma->vm_flags & VM_EXEC);
 	mmap_read_unlock(mm);
@@ -351,7 +494,8 @@ static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	fmm_wx_report("/proc/PID/mem", "write", PROT_WRITE, NULL,
 		      "a W^X process");
-	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem, fmm_wx_zero);
+	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem,
+			      (unsigned long)fmm_wx_zero);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_mem_pre);
@@ -378,11 +522,33 @@ static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 		return 0;
 	fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
 		      "a W^X process");
-	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem, fmm_wx_zero);
+	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem,
+			      (unsigned long)fmm_wx_zero);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);
 
+/*
+ * What each probed function's callers do with the refusal, and so why each
+ * refusal is safe (a function is refused only at its entry, before it
+ * takes anything):
+ *
+ *   security_mmap_file	     do_mmap callers and do_shmat() fail with the
+ *			     error, nothing mapped yet
+ *   security_file_mprotect  mprotect_fixup() not called; the error returned
+ *   personality entries     the system call fails, personality unchanged
+ *   security_shm_shmat	     do_shmat() fails before it takes the segment
+ *   mfill_atomic_install_pte
+ *			     its callers (anonymous and shmem COPY, CONTINUE,
+ *			     shmem ZEROPAGE) put, unlock or delete the page
+ *			     they hold on any error
+ *   hugetlb fill	     a retry holds a page: the stand-in puts it
+ *			     (fmm_wx_uffd_hugetlb_refused())
+ *   zeropage entry	     the ioctl fails (EACCES, or EAGAIN, which
+ *			     user space retries); no lock is held yet
+ *   access_remote_vm	     0 bytes: /proc/PID/mem's writer returns EIO
+ *   ptrace_access_vm	     0 bytes: PTRACE_POKE* fails with EIO
+ */
 static struct fmm_probe fmm_wx_probes[] = {
 	{ .symbol = "security_mmap_file",
 	  .pre = fmm_wx_mmap_pre,
@@ -413,7 +579,7 @@ static struct fmm_probe fmm_wx_probes[] = {
 	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) },
 	{ .symbol = FMM_UFFD_HUGETLB_FILL,
-	  .pre = fmm_wx_uffd_pre,
+	  .pre = fmm_wx_uffd_hugetlb_pre,
 	  .moves_ip = true,
 	  .absent = !IS_ENABLED(CONFIG_USERFAULTFD) ||
 		    !IS_ENABLED(CONFIG_HUGETLB_PAGE) },

@@ -34,6 +34,10 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/bpf.h>
+#include <linux/io_uring.h>
+#include <linux/perf_event.h>
+#include <linux/udmabuf.h>
 #include <linux/userfaultfd.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -64,6 +68,15 @@
 #endif
 #ifndef SHM_EXEC
 #define SHM_EXEC 0100000
+#endif
+#ifndef SHM_HUGETLB
+#define SHM_HUGETLB 04000
+#endif
+#ifndef MAP_HUGETLB
+#define MAP_HUGETLB 0x40000
+#endif
+#ifndef SYS_memfd_secret
+#define SYS_memfd_secret 447	/* the same on x86-64 and i386 */
 #endif
 
 #define HPAGE (2UL << 20)	/* x86's default huge page, 2 MiB */
@@ -981,6 +994,471 @@ static enum verdict r_written_file_mapped(void)
 	return call(p);
 }
 
+/* --- the objects --------------------------------------------------------- */
+
+/*
+ * Every kind of memory object a process can map, each tried five ways
+ * (methods, below).  The same object is reached again through a second
+ * view: another mmap() of its descriptor, another shmat(), or for shared
+ * memory without a descriptor an mremap(old_size 0) alias.  Objects with a
+ * single view (private memory, the vDSO) have no rx and alias methods.
+ */
+enum view { V_ONE, V_MREMAP, V_FD, V_SHM, V_VDSO };
+
+struct object;
+
+/* An object opened in a route's child. */
+struct ostate {
+	const struct object *o;
+	int fd;			/* mmap()'s descriptor, or -1 */
+	int shmid;		/* V_SHM */
+	int mflags;		/* mmap()'s flags */
+	off_t pgoff;		/* mmap()'s offset */
+	size_t len;		/* each view's length */
+	unsigned char *first;	/* the first view (V_MREMAP, V_VDSO) */
+};
+
+struct object {
+	const char *name;
+	enum view view;
+	size_t off;		/* the page of a view the code goes in */
+	/* Opens @st; OPEN, or the verdict the route gets (errno-based). */
+	enum verdict (*open)(struct ostate *st);
+	const char *expect0, *expect3;	/* per method: o open, c closed, - none */
+	const char *how;
+};
+
+enum { M_RWX, M_RX, M_ALIAS, M_MPROTECT, M_FORK, NMETHODS };
+static const char *const method_names[NMETHODS] = {
+	"rwx", "rx", "alias", "mprotect", "fork"
+};
+
+/* The object and method of the route being run (set before its fork). */
+static const struct object *cur_obj;
+static int cur_method;
+
+static enum verdict o_anon(struct ostate *st, int flags, size_t len)
+{
+	st->mflags = flags | MAP_ANONYMOUS;
+	st->len = len;
+	if ((flags & MAP_HUGETLB) && nr_hugepages() == 0)
+		return no_huge_pages();
+	return OPEN;
+}
+
+static enum verdict o_anon_private(struct ostate *st)
+{
+	return o_anon(st, MAP_PRIVATE, page);
+}
+
+static enum verdict o_anon_shared(struct ostate *st)
+{
+	return o_anon(st, MAP_SHARED, page);
+}
+
+static enum verdict o_hugetlb_private(struct ostate *st)
+{
+	return o_anon(st, MAP_PRIVATE | MAP_HUGETLB, HPAGE);
+}
+
+static enum verdict o_hugetlb_shared(struct ostate *st)
+{
+	return o_anon(st, MAP_SHARED | MAP_HUGETLB, HPAGE);
+}
+
+static enum verdict o_devzero(struct ostate *st, int flags)
+{
+	st->fd = open("/dev/zero", O_RDWR);
+	if (st->fd < 0)
+		return fail("open /dev/zero");
+	st->mflags = flags;
+	st->len = page;
+	return OPEN;
+}
+
+static enum verdict o_devzero_private(struct ostate *st)
+{
+	return o_devzero(st, MAP_PRIVATE);
+}
+
+static enum verdict o_devzero_shared(struct ostate *st)
+{
+	return o_devzero(st, MAP_SHARED);
+}
+
+/* A shared object of @len bytes behind descriptor @fd (-1: errno). */
+static enum verdict o_fd(struct ostate *st, int fd, size_t len,
+			 const char *what)
+{
+	if (fd < 0)
+		return errno == ENOSYS ? absent(what) : fail(what);
+	st->fd = fd;
+	st->mflags = MAP_SHARED;
+	st->len = len;
+	if (ftruncate(fd, len))
+		return errno == ENOMEM ? no_huge_pages() : fail("ftruncate");
+	return OPEN;
+}
+
+static enum verdict o_memfd(struct ostate *st)
+{
+	return o_fd(st, memfd_create("fmm-wx", MFD_CLOEXEC), page,
+		    "memfd_create");
+}
+
+static enum verdict o_memfd_hugetlb(struct ostate *st)
+{
+	if (nr_hugepages() == 0)
+		return no_huge_pages();
+	return o_fd(st, memfd_create("fmm-wx", MFD_CLOEXEC | MFD_HUGETLB),
+		    HPAGE, "memfd_create(MFD_HUGETLB)");
+}
+
+/* A new unlinked file in @dir, open for reading and writing. */
+static enum verdict o_dirfile(struct ostate *st, const char *dir)
+{
+	char path[PATH_MAX];
+	int fd;
+
+	snprintf(path, sizeof(path), "%s/fmm-wx.XXXXXX", dir);
+	fd = mkstemp(path);
+	if (fd >= 0)
+		unlink(path);
+	return o_fd(st, fd, page, "mkstemp");
+}
+
+static enum verdict o_shm_file(struct ostate *st)
+{
+	return o_dirfile(st, "/dev/shm");
+}
+
+static enum verdict o_tmp_file(struct ostate *st)
+{
+	return o_dirfile(st, "/tmp");
+}
+
+static enum verdict o_secretmem(struct ostate *st)
+{
+	return o_fd(st, syscall(SYS_memfd_secret, 0), page, "memfd_secret");
+}
+
+static enum verdict o_sysv(struct ostate *st, int flags, size_t len)
+{
+	if ((flags & SHM_HUGETLB) && nr_hugepages() == 0)
+		return no_huge_pages();
+	st->shmid = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600 | flags);
+	st->len = len;
+	if (st->shmid < 0)
+		return errno == ENOMEM ? no_huge_pages() : fail("shmget");
+	return OPEN;
+}
+
+static enum verdict o_sysv_plain(struct ostate *st)
+{
+	return o_sysv(st, 0, page);
+}
+
+static enum verdict o_sysv_hugetlb(struct ostate *st)
+{
+	return o_sysv(st, SHM_HUGETLB, HPAGE);
+}
+
+/* The submission queue entries of a new ring, IORING_OFF_SQES. */
+static enum verdict o_io_uring(struct ostate *st)
+{
+	struct io_uring_params prm = { 0 };
+	int fd = syscall(SYS_io_uring_setup, 64, &prm);
+
+	if (fd < 0)
+		return errno == ENOSYS ? absent("io_uring_setup") :
+					 fail("io_uring_setup");
+	st->fd = fd;
+	st->mflags = MAP_SHARED | MAP_POPULATE;
+	st->pgoff = IORING_OFF_SQES;
+	st->len = (prm.sq_entries * sizeof(struct io_uring_sqe) + page - 1) &
+		  ~(page - 1);
+	return OPEN;
+}
+
+/* A software event's ring buffer: its header page, then one data page. */
+static enum verdict o_perf(struct ostate *st)
+{
+	struct perf_event_attr attr = {
+		.type = PERF_TYPE_SOFTWARE,
+		.size = sizeof(attr),
+		.config = PERF_COUNT_SW_DUMMY,
+		.disabled = 1,
+		.exclude_kernel = 1,
+	};
+	int fd = syscall(SYS_perf_event_open, &attr, 0, -1, -1, 0);
+
+	if (fd < 0) {
+		/* kernel.perf_event_paranoid keeps it from this user. */
+		if (errno == EACCES || errno == EPERM)
+			return absent("perf_event_open (perf_event_paranoid)");
+		return fail("perf_event_open");
+	}
+	st->fd = fd;
+	st->mflags = MAP_SHARED;
+	st->len = 2 * page;
+	return OPEN;
+}
+
+/* A BPF array map made mmap()able, one page of values. */
+static enum verdict o_bpf(struct ostate *st)
+{
+	union bpf_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.map_type = BPF_MAP_TYPE_ARRAY;
+	attr.key_size = 4;
+	attr.value_size = page;
+	attr.max_entries = 1;
+	attr.map_flags = BPF_F_MMAPABLE;
+	fd = syscall(SYS_bpf, BPF_MAP_CREATE, &attr, sizeof(attr));
+	if (fd < 0) {
+		/* kernel.unprivileged_bpf_disabled keeps it from this user. */
+		if (errno == EPERM || errno == ENOSYS)
+			return absent("bpf(BPF_MAP_CREATE)");
+		return fail("bpf(BPF_MAP_CREATE)");
+	}
+	st->fd = fd;
+	st->mflags = MAP_SHARED;
+	st->len = page;
+	return OPEN;
+}
+
+/* A dma-buf over a sealed memfd, from /dev/udmabuf (root's, if built). */
+static enum verdict o_udmabuf(struct ostate *st)
+{
+	struct udmabuf_create c = { 0 };
+	int dev = open("/dev/udmabuf", O_RDWR);
+	int mfd, fd;
+
+	if (dev < 0)
+		return absent("open /dev/udmabuf");
+	mfd = memfd_create("fmm-wx-udmabuf", MFD_ALLOW_SEALING);
+	if (mfd < 0 || ftruncate(mfd, page) ||
+	    fcntl(mfd, F_ADD_SEALS, F_SEAL_SHRINK))
+		return fail("memfd for udmabuf");
+	c.memfd = mfd;
+	c.size = page;
+	fd = ioctl(dev, UDMABUF_CREATE, &c);
+	if (fd < 0)
+		return fail("UDMABUF_CREATE");
+	st->fd = fd;
+	st->mflags = MAP_SHARED;
+	st->len = page;
+	return OPEN;
+}
+
+/* This process's vDSO, from /proc/self/maps. */
+static enum verdict o_vdso(struct ostate *st)
+{
+	FILE *f = fopen("/proc/self/maps", "r");
+	char line[512];
+	unsigned long lo, hi;
+
+	if (!f)
+		return fail("open /proc/self/maps");
+	while (fgets(line, sizeof(line), f)) {
+		if (strstr(line, "[vdso]") &&
+		    sscanf(line, "%lx-%lx", &lo, &hi) == 2) {
+			fclose(f);
+			st->first = (unsigned char *)lo;
+			st->len = hi - lo;
+			return OPEN;
+		}
+	}
+	fclose(f);
+	return failmsg("no [vdso] in /proc/self/maps");
+}
+
+/* PROT_* as shmat() flags. */
+static int shm_flags(int prot)
+{
+	return (prot & PROT_WRITE ? 0 : SHM_RDONLY) |
+	       (prot & PROT_EXEC ? SHM_EXEC : 0);
+}
+
+/*
+ * A view of the object with @prot: the first one (@again false) or another
+ * of the same object.  NULL when the step failed, the reason in rep.
+ */
+static unsigned char *view(struct ostate *st, int prot, bool again)
+{
+	void *p;
+
+	switch (st->o->view) {
+	case V_SHM:
+		step(again ? "shmat (second)" : "shmat");
+		p = shmat(st->shmid, NULL, shm_flags(prot));
+		if (p == (void *)-1)
+			break;
+		if (!again)	/* gone when the last attach goes */
+			shmctl(st->shmid, IPC_RMID, NULL);
+		return p;
+	case V_VDSO:
+		step("mprotect vDSO");
+		if (mprotect(st->first, st->len, prot))
+			break;
+		return st->first;
+	case V_MREMAP:
+		if (again) {
+			step("mremap alias");
+			p = mremap(st->first, 0, st->len, MREMAP_MAYMOVE);
+			if (p == MAP_FAILED)
+				break;
+			step("mprotect alias");
+			if (mprotect(p, st->len, prot))
+				break;
+			return p;
+		}
+		/* fall through */
+	case V_ONE:
+	case V_FD:
+		step(again ? "mmap (second)" : "mmap");
+		p = mmap(NULL, st->len, prot, st->mflags, st->fd, st->pgoff);
+		if (p == MAP_FAILED)
+			break;
+		if (!again)
+			st->first = p;
+		return p;
+	}
+	fail(rep->step);
+	return NULL;
+}
+
+static enum verdict write_code(unsigned char *p)
+{
+	step("write");
+	memcpy(p + cur_obj->off * page, code, sizeof(code));
+	return OPEN;
+}
+
+static enum verdict call_at(unsigned char *p)
+{
+	return call(p + cur_obj->off * page);
+}
+
+static enum verdict o_mprotect(unsigned char *p, size_t len, int prot)
+{
+	step("mprotect");
+	if (mprotect(p, len, prot))
+		return fail("mprotect");
+	return OPEN;
+}
+
+/* The route cur_obj / cur_method. */
+static enum verdict r_object(void)
+{
+	struct ostate st = { .o = cur_obj, .fd = -1, .shmid = -1 };
+	unsigned char *w, *x;
+	enum verdict v;
+	pid_t pid;
+
+	step("open");
+	v = cur_obj->open(&st);
+	if (v != OPEN)
+		return v;
+	switch (cur_method) {
+	case M_RWX:
+		w = view(&st, PROT_READ | PROT_WRITE | PROT_EXEC, false);
+		if (!w)
+			return CLOSED;
+		write_code(w);
+		return call_at(w);
+	case M_RX:	/* written through one view, run from a new one */
+		w = view(&st, PROT_READ | PROT_WRITE, false);
+		if (!w)
+			return CLOSED;
+		write_code(w);
+		x = view(&st, PROT_READ | PROT_EXEC, true);
+		return x ? call_at(x) : CLOSED;
+	case M_ALIAS:	/* executable first, then a writable view of it */
+		x = view(&st, PROT_READ | PROT_EXEC, false);
+		if (!x)
+			return CLOSED;
+		w = view(&st, PROT_READ | PROT_WRITE, true);
+		if (!w)
+			return CLOSED;
+		write_code(w);
+		return call_at(x);
+	case M_MPROTECT:	/* a read-only view made executable */
+		w = view(&st, PROT_READ | PROT_WRITE, false);
+		if (!w)
+			return CLOSED;
+		write_code(w);
+		if (cur_obj->view == V_ONE || cur_obj->view == V_VDSO) {
+			x = w;
+		} else {
+			x = view(&st, PROT_READ, true);
+			if (!x)
+				return CLOSED;
+		}
+		v = o_mprotect(x, st.len, PROT_READ | PROT_EXEC);
+		return v == OPEN ? call_at(x) : v;
+	case M_FORK:	/* written by the parent, made executable in a child */
+		w = view(&st, PROT_READ | PROT_WRITE, false);
+		if (!w)
+			return CLOSED;
+		write_code(w);
+		step("fork");
+		pid = fork();
+		if (pid < 0)
+			return fail("fork");
+		if (pid == 0) {
+			v = o_mprotect(w, st.len, PROT_READ | PROT_EXEC);
+			_exit(v == OPEN && call_at(w) == OPEN ? 42 : 1);
+		}
+		return grandchild_verdict(pid);
+	}
+	return failmsg("no such method");
+}
+
+#define OBJ(n, v, off, fn, e0, e3, h) { n, v, off, fn, e0, e3, h }
+/* Methods: rwx rx alias mprotect fork. */
+static const struct object objects[] = {
+	OBJ("anon-private", V_ONE, 0, o_anon_private, "o--oo", "c--cc",
+	    "MAP_PRIVATE|MAP_ANONYMOUS"),
+	OBJ("anon-shared", V_MREMAP, 0, o_anon_shared, "ooooo", "ccccc",
+	    "MAP_SHARED|MAP_ANONYMOUS (shmem), aliased by mremap"),
+	OBJ("devzero-private", V_ONE, 0, o_devzero_private, "o--oo", "c--cc",
+	    "/dev/zero MAP_PRIVATE (anonymous memory)"),
+	OBJ("devzero-shared", V_MREMAP, 0, o_devzero_shared, "ooooo", "ccccc",
+	    "/dev/zero MAP_SHARED (shmem), aliased by mremap"),
+	OBJ("memfd", V_FD, 0, o_memfd, "ooooo", "ccccc",
+	    "memfd_create(), mapped MAP_SHARED"),
+	OBJ("memfd-hugetlb", V_FD, 0, o_memfd_hugetlb, "ooooo", "ccccc",
+	    "memfd_create(MFD_HUGETLB), 2 MiB"),
+	OBJ("hugetlb-private", V_ONE, 0, o_hugetlb_private, "o--oo", "c--cc",
+	    "MAP_PRIVATE|MAP_ANONYMOUS|MAP_HUGETLB, 2 MiB"),
+	OBJ("hugetlb-shared", V_ONE, 0, o_hugetlb_shared, "o--oo", "c--cc",
+	    "MAP_SHARED|MAP_ANONYMOUS|MAP_HUGETLB, 2 MiB"),
+	OBJ("sysv", V_SHM, 0, o_sysv_plain, "ooooo", "ccccc",
+	    "SysV shm, attached with shmat() (SHM_RDONLY, SHM_EXEC)"),
+	OBJ("sysv-hugetlb", V_SHM, 0, o_sysv_hugetlb, "ooooo", "ccccc",
+	    "SysV shm SHM_HUGETLB, 2 MiB"),
+	OBJ("io-uring", V_FD, 0, o_io_uring, "ooooo", "ccccc",
+	    "an io_uring's SQE array (IORING_OFF_SQES)"),
+	OBJ("perf", V_FD, 1, o_perf, "ooooc", "ccccc",
+	    "a perf event's ring buffer, data page (VM_DONTCOPY: not in a child)"),
+	OBJ("bpf-array", V_FD, 0, o_bpf, "ooocc", "ccccc",
+	    "a BPF_F_MMAPABLE array map (no VM_MAYEXEC after mmap)"),
+	OBJ("secretmem", V_FD, 0, o_secretmem, "ooooo", "ccccc",
+	    "memfd_secret() (off unless secretmem.enable=1 on 6.1)"),
+	OBJ("udmabuf", V_FD, 0, o_udmabuf, "ooooo", "ccccc",
+	    "a dma-buf from /dev/udmabuf over a sealed memfd"),
+	OBJ("vdso", V_VDSO, 0, o_vdso, "o--oo", "c--cc",
+	    "the process's vDSO, made writable (copy-on-write)"),
+	OBJ("shm-file", V_FD, 0, o_shm_file, "ooooo", "coocc",
+	    "a file of the tmpfs mounted on /dev/shm, open O_RDWR"),
+	OBJ("tmp-file", V_FD, 0, o_tmp_file, "ooooo", "coocc",
+	    "a file in /tmp, open O_RDWR"),
+};
+#define NOBJECTS (sizeof(objects) / sizeof(objects[0]))
+
 /* --- the table ----------------------------------------------------------- */
 
 struct route {
@@ -988,9 +1466,11 @@ struct route {
 	enum verdict (*fn)(void);
 	enum verdict expect0, expect3;	/* stock rules; W^X (nx=3) */
 	const char *how;
+	const struct object *obj;	/* r_object()'s, else NULL */
+	int method;
 };
 
-#define R(n, f, e0, e3, h) { n, f, e0, e3, h }
+#define R(n, f, e0, e3, h) { n, f, e0, e3, h, NULL, 0 }
 static const struct route routes[] = {
 	R("mmap-anon-rwx", r_mmap_anon_rwx, OPEN, CLOSED,
 	  "mmap anonymous RWX, write, call"),
@@ -1040,14 +1520,51 @@ static const struct route routes[] = {
 	  "child maps own executable R|X, PTRACE_TRACEME; parent POKEDATAs the code, child calls it"),
 	R("pax-m-user-copy", r_pax_m_user_copy, OPEN, CLOSED,
 	  "copy of this program owned by its user (nobody's for root), marked user.pax.flags=m, exec'd: mmap RWX, call"),
-	R("memfd-double-map", r_memfd_double_map, OPEN, OPEN,
-	  "memfd mapped shared RW and shared RX, write one, call the other; out of W^X scope"),
+	R("memfd-double-map", r_memfd_double_map, OPEN, CLOSED,
+	  "memfd mapped shared RW and shared RX, write one, call the other"),
 	R("file-open-for-write", r_file_open_for_write, OPEN, OPEN,
 	  "/tmp file open O_RDWR mapped shared R|X, pwrite the code, call; out of W^X scope"),
 	R("written-file-mapped", r_written_file_mapped, OPEN, OPEN,
 	  "code written to a /tmp file, reopened O_RDONLY, mapped R|X, call; out of W^X scope"),
 };
 #define NROUTES (sizeof(routes) / sizeof(routes[0]))
+
+/*
+ * The named routes, then one route "OBJECT:METHOD" per object and method
+ * it has (the objects' table), in all[0 .. nall-1].
+ */
+static struct route all[NROUTES + NOBJECTS * NMETHODS];
+static size_t nall;
+
+static enum verdict verdict_of(char c)
+{
+	return c == 'o' ? OPEN : CLOSED;
+}
+
+static void make_routes(void)
+{
+	size_t k;
+	int m;
+
+	for (k = 0; k < NROUTES; k++)
+		all[nall++] = routes[k];
+	for (k = 0; k < NOBJECTS; k++) {
+		const struct object *o = &objects[k];
+
+		for (m = 0; m < NMETHODS; m++) {
+			struct route *r = &all[nall];
+			char *name;
+
+			if (o->expect0[m] == '-')
+				continue;
+			if (asprintf(&name, "%s:%s", o->name, method_names[m]) < 0)
+				ksft_exit_fail_msg("asprintf: %s\n", strerror(errno));
+			*r = (struct route){ name, r_object, verdict_of(o->expect0[m]),
+					     verdict_of(o->expect3[m]), o->how, o, m };
+			nall++;
+		}
+	}
+}
 
 /* Run one route in a child; its verdict, and why in @why. */
 static enum verdict run_route(const struct route *r, char *why, size_t len)
@@ -1057,6 +1574,8 @@ static enum verdict run_route(const struct route *r, char *why, size_t len)
 	int st;
 
 	memset(rep, 0, sizeof(*rep));
+	cur_obj = r->obj;
+	cur_method = r->method;
 	fflush(NULL);
 	pid = fork();
 	if (pid < 0)
@@ -1130,11 +1649,12 @@ int main(int argc, char **argv)
 	} else {
 		rwx_helper = default_helper();
 	}
+	make_routes();
 	if (argc == i + 1 && !strcmp(argv[i], "--list")) {
-		for (k = 0; k < NROUTES; k++)
-			printf("%s %s %s %s\n", routes[k].name,
-			       verdict_names[routes[k].expect0],
-			       verdict_names[routes[k].expect3], routes[k].how);
+		for (k = 0; k < nall; k++)
+			printf("%s %s %s %s\n", all[k].name,
+			       verdict_names[all[k].expect0],
+			       verdict_names[all[k].expect3], all[k].how);
 		return 0;
 	} else if (argc == i + 1 && !strcmp(argv[i], "--print")) {
 		print = true;
@@ -1152,14 +1672,14 @@ int main(int argc, char **argv)
 
 	if (!print) {
 		ksft_print_header();
-		ksft_set_plan(NROUTES);
+		ksft_set_plan(nall);
 		ksft_print_msg("PID %d, %d-bit, uid %d, checking the %s table, rwx helper %s\n",
 			       getpid(), sizeof(long) == 4 ? 32 : 64,
 			       (int)getuid(), mode ? "W^X (nx=3)" : "stock",
 			       rwx_helper);
 	}
-	for (k = 0; k < NROUTES; k++) {
-		const struct route *r = &routes[k];
+	for (k = 0; k < nall; k++) {
+		const struct route *r = &all[k];
 
 		got = run_route(r, why, sizeof(why));
 		if (print) {
