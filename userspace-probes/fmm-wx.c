@@ -1021,7 +1021,7 @@ struct ostate {
 struct object {
 	const char *name;
 	enum view view;
-	size_t off;		/* the page of a view the code goes in */
+	size_t off;		/* where in a view the code goes */
 	/* Opens @st; OPEN, or the verdict the route gets (errno-based). */
 	enum verdict (*open)(struct ostate *st);
 	const char *expect0, *expect3;	/* per method: o open, c closed, - none */
@@ -1253,13 +1253,21 @@ static enum verdict o_udmabuf(struct ostate *st)
 	return OPEN;
 }
 
-/* This process's vDSO, from /proc/self/maps. */
+/*
+ * This process's vDSO, from /proc/self/maps.  Not for a 32-bit process,
+ * whose system calls enter the kernel through the vDSO: once it is
+ * writable, the next one faults.
+ */
 static enum verdict o_vdso(struct ostate *st)
 {
 	FILE *f = fopen("/proc/self/maps", "r");
 	char line[512];
 	unsigned long lo, hi;
 
+	if (sizeof(long) == 4) {
+		errno = ENOSYS;
+		return absent("32-bit system calls enter through the vDSO; route");
+	}
 	if (!f)
 		return fail("open /proc/self/maps");
 	while (fgets(line, sizeof(line), f)) {
@@ -1333,13 +1341,13 @@ static unsigned char *view(struct ostate *st, int prot, bool again)
 static enum verdict write_code(unsigned char *p)
 {
 	step("write");
-	memcpy(p + cur_obj->off * page, code, sizeof(code));
+	memcpy(p + cur_obj->off, code, sizeof(code));
 	return OPEN;
 }
 
 static enum verdict call_at(unsigned char *p)
 {
-	return call(p + cur_obj->off * page);
+	return call(p + cur_obj->off);
 }
 
 static enum verdict o_mprotect(unsigned char *p, size_t len, int prot)
@@ -1442,8 +1450,8 @@ static const struct object objects[] = {
 	    "SysV shm SHM_HUGETLB, 2 MiB"),
 	OBJ("io-uring", V_FD, 0, o_io_uring, "ooooo", "ccccc",
 	    "an io_uring's SQE array (IORING_OFF_SQES)"),
-	OBJ("perf", V_FD, 1, o_perf, "ooooc", "ccccc",
-	    "a perf event's ring buffer, data page (VM_DONTCOPY: not in a child)"),
+	OBJ("perf", V_FD, 512, o_perf, "ooooc", "ccccc",
+	    "a perf event's ring buffer, its header page (the data pages are the kernel's to write; VM_DONTCOPY: not in a child)"),
 	OBJ("bpf-array", V_FD, 0, o_bpf, "ooocc", "ccccc",
 	    "a BPF_F_MMAPABLE array map (no VM_MAYEXEC after mmap)"),
 	OBJ("secretmem", V_FD, 0, o_secretmem, "ooooo", "ccccc",
