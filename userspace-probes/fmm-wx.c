@@ -1146,11 +1146,17 @@ static enum verdict o_sysv(struct ostate *st, int flags, size_t len)
 {
 	if ((flags & SHM_HUGETLB) && nr_hugepages() == 0)
 		return no_huge_pages();
-	st->shmid = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600 | flags);
+	/* Mode 0700: shmat(SHM_EXEC) wants the execute permission. */
+	st->shmid = shmget(IPC_PRIVATE, len, IPC_CREAT | 0700 | flags);
 	st->len = len;
-	if (st->shmid < 0)
-		return errno == ENOMEM ? no_huge_pages() : fail("shmget");
-	return OPEN;
+	if (st->shmid >= 0)
+		return OPEN;
+	if (errno == ENOMEM)
+		return no_huge_pages();
+	/* SHM_HUGETLB wants CAP_IPC_LOCK or vm.hugetlb_shm_group. */
+	if (errno == EPERM && (flags & SHM_HUGETLB))
+		return absent("shmget(SHM_HUGETLB) (vm.hugetlb_shm_group)");
+	return fail("shmget");
 }
 
 static enum verdict o_sysv_plain(struct ostate *st)
@@ -1358,57 +1364,52 @@ static enum verdict o_mprotect(unsigned char *p, size_t len, int prot)
 	return OPEN;
 }
 
-/* The route cur_obj / cur_method. */
-static enum verdict r_object(void)
+/* The method cur_method on the object opened in @st. */
+static enum verdict try_method(struct ostate *st)
 {
-	struct ostate st = { .o = cur_obj, .fd = -1, .shmid = -1 };
 	unsigned char *w, *x;
 	enum verdict v;
 	pid_t pid;
 
-	step("open");
-	v = cur_obj->open(&st);
-	if (v != OPEN)
-		return v;
 	switch (cur_method) {
 	case M_RWX:
-		w = view(&st, PROT_READ | PROT_WRITE | PROT_EXEC, false);
+		w = view(st, PROT_READ | PROT_WRITE | PROT_EXEC, false);
 		if (!w)
 			return CLOSED;
 		write_code(w);
 		return call_at(w);
 	case M_RX:	/* written through one view, run from a new one */
-		w = view(&st, PROT_READ | PROT_WRITE, false);
+		w = view(st, PROT_READ | PROT_WRITE, false);
 		if (!w)
 			return CLOSED;
 		write_code(w);
-		x = view(&st, PROT_READ | PROT_EXEC, true);
+		x = view(st, PROT_READ | PROT_EXEC, true);
 		return x ? call_at(x) : CLOSED;
 	case M_ALIAS:	/* executable first, then a writable view of it */
-		x = view(&st, PROT_READ | PROT_EXEC, false);
+		x = view(st, PROT_READ | PROT_EXEC, false);
 		if (!x)
 			return CLOSED;
-		w = view(&st, PROT_READ | PROT_WRITE, true);
+		w = view(st, PROT_READ | PROT_WRITE, true);
 		if (!w)
 			return CLOSED;
 		write_code(w);
 		return call_at(x);
 	case M_MPROTECT:	/* a read-only view made executable */
-		w = view(&st, PROT_READ | PROT_WRITE, false);
+		w = view(st, PROT_READ | PROT_WRITE, false);
 		if (!w)
 			return CLOSED;
 		write_code(w);
 		if (cur_obj->view == V_ONE || cur_obj->view == V_VDSO) {
 			x = w;
 		} else {
-			x = view(&st, PROT_READ, true);
+			x = view(st, PROT_READ, true);
 			if (!x)
 				return CLOSED;
 		}
-		v = o_mprotect(x, st.len, PROT_READ | PROT_EXEC);
+		v = o_mprotect(x, st->len, PROT_READ | PROT_EXEC);
 		return v == OPEN ? call_at(x) : v;
 	case M_FORK:	/* written by the parent, made executable in a child */
-		w = view(&st, PROT_READ | PROT_WRITE, false);
+		w = view(st, PROT_READ | PROT_WRITE, false);
 		if (!w)
 			return CLOSED;
 		write_code(w);
@@ -1417,12 +1418,30 @@ static enum verdict r_object(void)
 		if (pid < 0)
 			return fail("fork");
 		if (pid == 0) {
-			v = o_mprotect(w, st.len, PROT_READ | PROT_EXEC);
+			v = o_mprotect(w, st->len, PROT_READ | PROT_EXEC);
 			_exit(v == OPEN && call_at(w) == OPEN ? 42 : 1);
 		}
 		return grandchild_verdict(pid);
 	}
 	return failmsg("no such method");
+}
+
+/*
+ * The route cur_obj / cur_method.  A SysV segment whose first attach was
+ * refused is removed here: its huge pages would stay taken.
+ */
+static enum verdict r_object(void)
+{
+	struct ostate st = { .o = cur_obj, .fd = -1, .shmid = -1 };
+	enum verdict v;
+
+	step("open");
+	v = cur_obj->open(&st);
+	if (v == OPEN)
+		v = try_method(&st);
+	if (st.shmid >= 0)
+		shmctl(st.shmid, IPC_RMID, NULL);
+	return v;
 }
 
 #define OBJ(n, v, off, fn, e0, e3, h) { n, v, off, fn, e0, e3, h }
