@@ -74,9 +74,10 @@ fmm_register_vm_sysctls(struct ctl_table *table, size_t n)
 #if IS_ENABLED(CONFIG_USERFAULTFD) && IS_ENABLED(CONFIG_HUGETLB_PAGE)
 #include <linux/userfaultfd_k.h>
 #ifdef FMM_MMF_TOPDOWN
-#define FMM_UFFD_HUGETLB_PARAMS                                               \
-	pte_t *dst_pte, struct vm_area_struct *dst_vma, unsigned long dst_addr, \
-		unsigned long src_addr, uffd_flags_t flags, struct folio **held
+#define FMM_UFFD_HUGETLB_PARAMS                                 \
+	pte_t *dst_pte, struct vm_area_struct *dst_vma,         \
+		unsigned long dst_addr, unsigned long src_addr, \
+		uffd_flags_t flags, struct folio **held
 static inline void fmm_uffd_put_held(struct folio **held)
 {
 	if (*held) {
@@ -85,10 +86,11 @@ static inline void fmm_uffd_put_held(struct folio **held)
 	}
 }
 #else
-#define FMM_UFFD_HUGETLB_PARAMS                                              \
-	struct mm_struct *dst_mm, pte_t *dst_pte, struct vm_area_struct *dst_vma, \
-		unsigned long dst_addr, unsigned long src_addr,                \
-		enum mcopy_atomic_mode mode, struct page **held, bool wp_copy
+#define FMM_UFFD_HUGETLB_PARAMS                                         \
+	struct mm_struct *dst_mm, pte_t *dst_pte,                       \
+		struct vm_area_struct *dst_vma, unsigned long dst_addr, \
+		unsigned long src_addr, enum mcopy_atomic_mode mode,    \
+		struct page **held, bool wp_copy
 static inline void fmm_uffd_put_held(struct page **held)
 {
 	if (*held) {

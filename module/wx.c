@@ -129,18 +129,23 @@ static bool fmm_path_noexec(const struct path *path)
 }
 
 /*
- * The kinds of memory object a mapping can be backed by, as W^X sees them.
- * Only FMM_OBJ_FILE may be executable.
+ * The kinds of memory object a mapping can be backed by, as W^X sees them:
+ * a regular file of a mounted file system; anonymous memory, private or
+ * shared; shared memory (SysV, memfd, shared anonymous, /dev/zero);
+ * hugetlb memory (MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB); any other file of
+ * a kernel-internal mount; a character or block device; an anon inode
+ * (io_uring, perf, bpf, ...); the kernel's own pages (the vDSO).  Only
+ * files and the vDSO may be executable.
  */
 enum fmm_wx_obj {
-	FMM_OBJ_FILE,		/* a regular file of a mounted file system */
-	FMM_OBJ_ANON,		/* anonymous memory, private or shared */
-	FMM_OBJ_SHMEM,		/* SysV, memfd, shared anonymous, /dev/zero */
-	FMM_OBJ_HUGETLB,	/* MAP_HUGETLB, MFD_HUGETLB, SHM_HUGETLB */
-	FMM_OBJ_INTERNAL,	/* any other file of a kernel-internal mount */
-	FMM_OBJ_DEVICE,		/* a character or block device */
-	FMM_OBJ_SPECIAL,	/* anon inodes (io_uring, perf, bpf, ...) */
-	FMM_OBJ_KERNEL,		/* the kernel's own pages: the vDSO */
+	FMM_OBJ_FILE,
+	FMM_OBJ_ANON,
+	FMM_OBJ_SHMEM,
+	FMM_OBJ_HUGETLB,
+	FMM_OBJ_INTERNAL,
+	FMM_OBJ_DEVICE,
+	FMM_OBJ_SPECIAL,
+	FMM_OBJ_KERNEL,
 };
 
 static const char *const fmm_wx_obj_names[] = {
@@ -251,10 +256,10 @@ static void fmm_wx_report(const char *call, const char *what,
 	rcu_read_unlock();
 	if (file) {
 		len = fmm_file_name(name, file);
-		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s) of %s%s%*pE%s denied\n",
-				    exe_len, exe, task_pid_nr(current), call,
-				    what, of ? of : "", of ? " (" : "", len,
-				    name, of ? ")" : "");
+		pr_warn_ratelimited(
+			"W^X: %*pE[%d]: %s(%s) of %s%s%*pE%s denied\n", exe_len,
+			exe, task_pid_nr(current), call, what, of ? of : "",
+			of ? " (" : "", len, name, of ? ")" : "");
 	} else {
 		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s)%s%s denied\n",
 				    exe_len, exe, task_pid_nr(current), call,
