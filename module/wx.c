@@ -254,17 +254,19 @@ static void fmm_wx_report(const char *call, const char *what,
 	rcu_read_lock();
 	exe_len = fmm_file_name(exe, rcu_dereference(current->mm->exe_file));
 	rcu_read_unlock();
-	if (file) {
-		len = fmm_file_name(name, file);
-		pr_warn_ratelimited(
-			"W^X: %*pE[%d]: %s(%s) of %s%s%*pE%s denied\n", exe_len,
-			exe, task_pid_nr(current), call, what, of ? of : "",
-			of ? " (" : "", len, name, of ? ")" : "");
-	} else {
+	len = file ? fmm_file_name(name, file) : 0;
+	if (file && of)
+		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s) of %s (%*pE) denied\n",
+				    exe_len, exe, task_pid_nr(current), call,
+				    what, of, len, name);
+	else if (file)
+		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s) of %*pE denied\n",
+				    exe_len, exe, task_pid_nr(current), call,
+				    what, len, name);
+	else
 		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s)%s%s denied\n",
 				    exe_len, exe, task_pid_nr(current), call,
 				    what, of ? " of " : "", of ? of : "");
-	}
 }
 
 NOKPROBE_SYMBOL(fmm_wx_report);
