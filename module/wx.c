@@ -242,6 +242,8 @@ NOKPROBE_SYMBOL(fmm_wx_trace);
  * (fmm_file_name()).  And a trace event, with @prot, the protection asked
  * for (PROT_* bits).
  */
+#define FMM_WX_LOG "W^X: %*pE[%d]: %s(%s) "
+
 static void fmm_wx_report(const char *call, const char *what,
 			  unsigned long prot, struct file *file, const char *of)
 {
@@ -256,17 +258,19 @@ static void fmm_wx_report(const char *call, const char *what,
 	rcu_read_unlock();
 	len = file ? fmm_file_name(name, file) : 0;
 	if (file && of)
-		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s) of %s (%*pE) denied\n",
-				    exe_len, exe, task_pid_nr(current), call,
-				    what, of, len, name);
+		pr_warn_ratelimited(FMM_WX_LOG "of %s (%*pE) denied\n", exe_len,
+				    exe, task_pid_nr(current), call, what, of,
+				    len, name);
 	else if (file)
-		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s) of %*pE denied\n",
-				    exe_len, exe, task_pid_nr(current), call,
-				    what, len, name);
+		pr_warn_ratelimited(FMM_WX_LOG "of %*pE denied\n", exe_len, exe,
+				    task_pid_nr(current), call, what, len,
+				    name);
+	else if (of)
+		pr_warn_ratelimited(FMM_WX_LOG "of %s denied\n", exe_len, exe,
+				    task_pid_nr(current), call, what, of);
 	else
-		pr_warn_ratelimited("W^X: %*pE[%d]: %s(%s)%s%s denied\n",
-				    exe_len, exe, task_pid_nr(current), call,
-				    what, of ? " of " : "", of ? of : "");
+		pr_warn_ratelimited(FMM_WX_LOG "denied\n", exe_len, exe,
+				    task_pid_nr(current), call, what);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_report);
