@@ -4,8 +4,9 @@
  *
  * A program exec'd under mode 3 has its mm marked (record-*.c: exec clears the
  * mark, fork copies it), and while mode 3 is on nx.c arms these probes:
- * security_mmap_file(), security_file_mprotect(), personality() (64- and
- * 32-bit), security_shm_shmat(), userfaultfd's page fills,
+ * security_mmap_file(), security_file_mprotect(), vm_brk_flags() (the ELF
+ * loader's anonymous segments), personality() (64- and 32-bit),
+ * security_shm_shmat(), userfaultfd's page fills,
  * access_remote_vm() (/proc/PID/mem) and ptrace_access_vm().
  *
  * The rule is about the memory object behind a mapping, not about the call
@@ -358,6 +359,26 @@ static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(fmm_wx_mprotect_pre);
 
+/*
+ * vm_brk_flags(addr, len, flags): the ELF loader maps the part of a
+ * segment that has no file bytes (all of it, for a PT_LOAD with p_filesz 0)
+ * as anonymous memory, writable by default, with VM_EXEC for an executable
+ * segment; no security hook sees it.  The exec then fails after its point
+ * of no return (SIGSEGV), as for an RWX PT_LOAD.  vm_brk() passes no flags.
+ */
+static int fmm_wx_brk_pre(struct kprobe *p, struct pt_regs *regs)
+{
+	unsigned long flags = fmm_regs_get_argument(regs, 2);
+
+	if (!(flags & VM_EXEC) || !fmm_mm_wx(current->mm))
+		return 0;
+	fmm_wx_report("vm_brk_flags", "VM_EXEC", PROT_READ | PROT_EXEC, NULL,
+		      fmm_wx_obj_names[FMM_OBJ_ANON]);
+	return fmm_wx_deny(regs, &fmm_stats.wx_denied_mmap);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_brk_pre);
+
 /* brk() hands out executable memory under READ_IMPLIES_EXEC, unchecked. */
 static int fmm_wx_personality(struct pt_regs *regs, unsigned int persona)
 {
@@ -547,6 +568,8 @@ NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);
  *   security_mmap_file	     do_mmap callers and do_shmat() fail with the
  *			     error, nothing mapped yet
  *   security_file_mprotect  mprotect_fixup() not called; the error returned
+ *   vm_brk_flags	     the ELF loader's segment fails: the exec ends in
+ *			     SIGSEGV after its point of no return
  *   personality entries     the system call fails, personality unchanged
  *   security_shm_shmat	     do_shmat() fails before it takes the segment
  *   mfill_atomic_install_pte
@@ -567,6 +590,7 @@ static struct fmm_probe fmm_wx_probes[] = {
 	{ .symbol = "security_file_mprotect",
 	  .pre = fmm_wx_mprotect_pre,
 	  .moves_ip = true },
+	{ .symbol = "vm_brk_flags", .pre = fmm_wx_brk_pre, .moves_ip = true },
 	{ .symbol = "__x64_sys_personality",
 	  .pre = fmm_wx_personality64_pre,
 	  .moves_ip = true,

@@ -9,8 +9,12 @@
  *		      GNU_STACK line remains
  *   --rwx-text	      make every executable PT_LOAD writable too (RWX), the
  *		      kind of binary W^X (vm.flexmmap_nx=3) refuses to map
+ *   --rx-bss	      turn a PT_NOTE after the last PT_LOAD into a PT_LOAD
+ *		      "R E" with no file bytes: one page at FMM_RXBSS_ADDR
+ *		      that the kernel's ELF loader maps as anonymous memory
+ *		      (vm_brk_flags(), writable by default) and executable
  *
- * Usage: fmm-elfedit --drop-gnustack|--rwx-text IN OUT
+ * Usage: fmm-elfedit --drop-gnustack|--rwx-text|--rx-bss IN OUT
  *
  * Build-time tool, run on the host (the guest tests use it too).  Handles
  * ELF32 and ELF64 of the host's byte order.  Fails if IN is not such an ELF
@@ -24,6 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+
+/* Above the static probes' own segments, in 32- and 64-bit space alike. */
+#define FMM_RXBSS_ADDR 0x10000000
 
 static const char *prog = "fmm-elfedit";
 
@@ -58,9 +65,32 @@ static unsigned char *read_file(const char *path, size_t *size, mode_t *mode)
  * Elf32_Phdr and Elf64_Phdr; p_flags is the second field of Elf64_Phdr and
  * the seventh of Elf32_Phdr.  Returns how many entries changed.
  */
-static int edit_phdrs(unsigned char *buf, size_t size, const char *path,
-		      bool rwx_text)
+enum edit { DROP_GNUSTACK, RWX_TEXT, RX_BSS };
+
+/* Make program header @ph (of an ELF @is64 file) the --rx-bss segment. */
+static void make_rx_bss(unsigned char *ph, bool is64)
 {
+	if (is64) {
+		Elf64_Phdr *p = (Elf64_Phdr *)ph;
+
+		*p = (Elf64_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X,
+				   .p_vaddr = FMM_RXBSS_ADDR,
+				   .p_paddr = FMM_RXBSS_ADDR,
+				   .p_memsz = 4096, .p_align = 4096 };
+	} else {
+		Elf32_Phdr *p = (Elf32_Phdr *)ph;
+
+		*p = (Elf32_Phdr){ .p_type = PT_LOAD, .p_flags = PF_R | PF_X,
+				   .p_vaddr = FMM_RXBSS_ADDR,
+				   .p_paddr = FMM_RXBSS_ADDR,
+				   .p_memsz = 4096, .p_align = 4096 };
+	}
+}
+
+static int edit_phdrs(unsigned char *buf, size_t size, const char *path,
+		      enum edit edit)
+{
+	int last_load = -1;
 	unsigned long long phoff;
 	unsigned int phnum, phentsize, i;
 	int changed = 0;
@@ -105,12 +135,19 @@ static int edit_phdrs(unsigned char *buf, size_t size, const char *path,
 					offsetof(Elf64_Phdr, p_flags) :
 					offsetof(Elf32_Phdr, p_flags)));
 
-		if (!rwx_text && *type == PT_GNU_STACK) {
+		if (*type == PT_LOAD)
+			last_load = i;
+		if (edit == DROP_GNUSTACK && *type == PT_GNU_STACK) {
 			*type = PT_NULL;
 			changed++;
-		} else if (rwx_text && *type == PT_LOAD && (*flags & PF_X) &&
-			   !(*flags & PF_W)) {
+		} else if (edit == RWX_TEXT && *type == PT_LOAD &&
+			   (*flags & PF_X) && !(*flags & PF_W)) {
 			*flags |= PF_W;
+			changed++;
+		} else if (edit == RX_BSS && !changed && *type == PT_NOTE &&
+			   last_load >= 0 && i > (unsigned int)last_load) {
+			/* After the last PT_LOAD: the loads stay sorted. */
+			make_rx_bss(ph, buf[EI_CLASS] == ELFCLASS64);
 			changed++;
 		}
 	}
@@ -124,19 +161,27 @@ int main(int argc, char **argv)
 	mode_t mode;
 	FILE *fp;
 
-	bool rwx_text;
+	static const char *const fails[] = {
+		[DROP_GNUSTACK] = "%s has no PT_GNU_STACK program header",
+		[RWX_TEXT] = "%s has no read-only executable PT_LOAD",
+		[RX_BSS] = "%s has no PT_NOTE after its last PT_LOAD",
+	};
+	enum edit edit;
 
-	if (argc != 4 || (strcmp(argv[1], "--drop-gnustack") &&
-			  strcmp(argv[1], "--rwx-text"))) {
-		fprintf(stderr, "usage: %s --drop-gnustack|--rwx-text IN OUT\n",
+	if (argc == 4 && !strcmp(argv[1], "--drop-gnustack")) {
+		edit = DROP_GNUSTACK;
+	} else if (argc == 4 && !strcmp(argv[1], "--rwx-text")) {
+		edit = RWX_TEXT;
+	} else if (argc == 4 && !strcmp(argv[1], "--rx-bss")) {
+		edit = RX_BSS;
+	} else {
+		fprintf(stderr, "usage: %s --drop-gnustack|--rwx-text|--rx-bss IN OUT\n",
 			prog);
 		return 2;
 	}
-	rwx_text = !strcmp(argv[1], "--rwx-text");
 	buf = read_file(argv[2], &size, &mode);
-	if (!edit_phdrs(buf, size, argv[2], rwx_text))
-		die(rwx_text ? "%s has no read-only executable PT_LOAD" :
-			       "%s has no PT_GNU_STACK program header", argv[2]);
+	if (!edit_phdrs(buf, size, argv[2], edit))
+		die(fails[edit], argv[2]);
 
 	fp = fopen(argv[3], "wb");
 	if (!fp || fwrite(buf, 1, size, fp) != size || fclose(fp))

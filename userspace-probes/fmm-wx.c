@@ -34,6 +34,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <link.h>
 #include <linux/bpf.h>
 #include <linux/io_uring.h>
 #include <linux/perf_event.h>
@@ -53,6 +54,7 @@
 #include <sys/shm.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/auxv.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
@@ -768,6 +770,51 @@ static enum verdict r_rwx_pt_load(void)
 		_exit(127);
 	}
 	return judge_exec(pid, rwx_helper);
+}
+
+/*
+ * The copy of this program made by "fmm-elfedit --rx-bss" (fmm-wx-NN-rxbss)
+ * has a PT_LOAD "R E" with no file bytes, which the ELF loader maps as
+ * anonymous memory with VM_EXEC (vm_brk_flags(), writable by default):
+ * with --rxbss-call it writes the code there and calls it, exit 0 if it
+ * ran.  Its own program headers say where (a static, non-PIE program).
+ */
+static int rxbss_call(void)
+{
+	const ElfW(Phdr) *ph = (const void *)getauxval(AT_PHDR);
+	size_t n = getauxval(AT_PHNUM), i;
+	unsigned char *p;
+
+	for (i = 0; ph && i < n; i++) {
+		if (ph[i].p_type != PT_LOAD || ph[i].p_filesz ||
+		    !(ph[i].p_flags & PF_X))
+			continue;
+		p = (unsigned char *)ph[i].p_vaddr;
+		memcpy(p, code, sizeof(code));
+		return ((int (*)(void))(void *)p)() == 42 ? 0 : 1;
+	}
+	fprintf(stderr, "fmm-wx: no PT_LOAD R E without file bytes\n");
+	return 2;
+}
+
+static enum verdict r_rx_bss_load(void)
+{
+	char helper[PATH_MAX];
+	char *const argv[] = { helper, "--rxbss-call", NULL };
+	ssize_t n = readlink("/proc/self/exe", helper, sizeof(helper) - 8);
+	pid_t pid;
+
+	if (n < 0)
+		return fail("readlink /proc/self/exe");
+	strcpy(helper + n, "-rxbss");
+	pid = fork_quiet();
+	if (pid < 0)
+		return fail("fork");
+	if (pid == 0) {
+		execv(helper, argv);
+		_exit(127);
+	}
+	return judge_exec(pid, "fmm-wx-NN-rxbss");
 }
 
 /*
@@ -1539,6 +1586,8 @@ static const struct route routes[] = {
 	  "personality(READ_IMPLIES_EXEC), mmap anonymous RW (so RWX), write, call"),
 	R("rwx-pt-load", r_rwx_pt_load, OPEN, CLOSED,
 	  "exec a copy of fmm-nx with an RWX PT_LOAD (--rwx-helper), exit 0"),
+	R("rx-bss-load", r_rx_bss_load, OPEN, CLOSED,
+	  "exec a copy of fmm-wx with a PT_LOAD R E without file bytes (anonymous, VM_EXEC), write, call"),
 	R("proc-self-mem", r_proc_self_mem, OPEN, CLOSED,
 	  "own executable mapped private R|X, pwrite the code via /proc/self/mem, call"),
 	R("process-vm-writev", r_process_vm_writev, CLOSED, CLOSED,
@@ -1666,6 +1715,8 @@ int main(int argc, char **argv)
 
 	page = sysconf(_SC_PAGESIZE);
 	/* The exec'd copy of route pax-m-user-copy: 0 if the code ran. */
+	if (argc == 2 && !strcmp(argv[1], "--rxbss-call"))
+		return rxbss_call();
 	if (argc == 2 && !strcmp(argv[1], "--mmap-rwx")) {
 		rep = malloc(sizeof(*rep));
 		return rep && r_mmap_anon_rwx() == OPEN ? 0 : 1;
