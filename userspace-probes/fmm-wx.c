@@ -638,6 +638,72 @@ static enum verdict r_uffd_continue(void)
 }
 
 /*
+ * A new file on the tmpfs mounted on /dev/shm (else /tmp), open O_RDWR and
+ * unlinked, 2 pages, holding the code if @with_code: a file of a mounted
+ * file system, which W^X lets map executable, so the fills into it are
+ * what is tried.  -1 (reported) on failure.
+ */
+static int shm_rw_file(bool with_code)
+{
+	char path[] = "/dev/shm/fmm-wx.XXXXXX";
+	int fd = mkstemp(path);
+
+	if (fd < 0) {
+		fail("mkstemp");
+		return -1;
+	}
+	unlink(path);
+	if (ftruncate(fd, 2 * page) ||
+	    (with_code && pwrite(fd, code, sizeof(code), 0) != sizeof(code))) {
+		fail("ftruncate/pwrite");
+		return -1;
+	}
+	return fd;
+}
+
+/* UFFDIO_COPY into a shared executable mapping (shmem_mfill_atomic_pte). */
+static enum verdict r_uffd_copy_tmpfs_shared(void)
+{
+	unsigned char *src = code_page();
+	int fd = shm_rw_file(false);
+	void *p;
+
+	if (fd < 0)
+		return CLOSED;
+	if (src == MAP_FAILED)
+		return fail("mmap");
+	p = mmap(NULL, 2 * page, PROT_READ | PROT_EXEC, MAP_SHARED, fd, 0);
+	if (p == MAP_FAILED)
+		return fail("mmap");
+	return uffd_copy_call(p, page, src);
+}
+
+/* UFFDIO_CONTINUE of a file page already holding the code, mapped R|X. */
+static enum verdict r_uffd_continue_tmpfs(void)
+{
+	struct uffdio_continue cont = {
+		.range = { .start = 0, .len = page },
+	};
+	int fd = shm_rw_file(true), ufd;
+	void *p;
+
+	if (fd < 0)
+		return CLOSED;
+	p = map_rx2(fd);
+	if (!p)
+		return CLOSED;
+	ufd = uffd_on(p, 2 * page, UFFD_FEATURE_MINOR_SHMEM,
+		      UFFDIO_REGISTER_MODE_MINOR);
+	if (ufd < 0)
+		return ufd == -2 ? ABSENT : CLOSED;
+	cont.range.start = (uintptr_t)p;
+	step("UFFDIO_CONTINUE");
+	if (ioctl(ufd, UFFDIO_CONTINUE, &cont))
+		return fail("UFFDIO_CONTINUE");
+	return call(p);
+}
+
+/*
  * Zeroes cannot be called (00 00 is "add [rax], al"), so this route is OPEN
  * when UFFDIO_ZEROPAGE may fill an executable page at all; the page is not
  * touched.
@@ -1574,6 +1640,10 @@ static const struct route routes[] = {
 	  "sparse /dev/shm file (O_RDONLY) mapped private R|X, MISSING, UFFDIO_COPY, call"),
 	R("uffd-copy-hugetlb", r_uffd_copy_hugetlb, OPEN, CLOSED,
 	  "MFD_HUGETLB memfd mapped private R|X, MISSING, UFFDIO_COPY 2 MiB, call"),
+	R("uffd-copy-tmpfs-shared", r_uffd_copy_tmpfs_shared, OPEN, CLOSED,
+	  "sparse /dev/shm file (O_RDWR) mapped shared R|X, MISSING, UFFDIO_COPY, call"),
+	R("uffd-continue-tmpfs", r_uffd_continue_tmpfs, OPEN, CLOSED,
+	  "/dev/shm file holding the code mapped private R|X, MINOR, UFFDIO_CONTINUE, call"),
 	R("uffd-continue", r_uffd_continue, OPEN, CLOSED,
 	  "memfd holding the code mapped private R|X, MINOR, UFFDIO_CONTINUE, call"),
 	R("uffd-zeropage", r_uffd_zeropage, OPEN, CLOSED,
