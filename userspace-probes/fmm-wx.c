@@ -611,19 +611,18 @@ static enum verdict r_uffd_copy_hugetlb(void)
  * (that is route written-file-mapped); what is tried here is whether
  * UFFDIO_CONTINUE may map it: OPEN when it may and the call returns 42.
  */
-static enum verdict r_uffd_continue(void)
+/*
+ * UFFDIO_CONTINUE of the first page of @fd, which holds the code, into its
+ * private R|X mapping (2 pages, registered MINOR), then call it.
+ */
+static enum verdict uffd_continue_call(int fd)
 {
 	struct uffdio_continue cont = {
 		.range = { .start = 0, .len = page },
 	};
-	int fd = memfd_create("fmm-wx", MFD_CLOEXEC), ufd;
-	void *p;
+	void *p = map_rx2(fd);
+	int ufd;
 
-	if (fd < 0)
-		return fail("memfd_create");
-	if (write(fd, code, sizeof(code)) != sizeof(code))
-		return fail("write");
-	p = sparse_rx(fd);
 	if (!p)
 		return CLOSED;
 	ufd = uffd_on(p, 2 * page, UFFD_FEATURE_MINOR_SHMEM,
@@ -635,6 +634,19 @@ static enum verdict r_uffd_continue(void)
 	if (ioctl(ufd, UFFDIO_CONTINUE, &cont))
 		return fail("UFFDIO_CONTINUE");
 	return call(p);
+}
+
+static enum verdict r_uffd_continue(void)
+{
+	int fd = memfd_create("fmm-wx", MFD_CLOEXEC);
+
+	if (fd < 0)
+		return fail("memfd_create");
+	if (write(fd, code, sizeof(code)) != sizeof(code))
+		return fail("write");
+	if (ftruncate(fd, 2 * page))
+		return fail("ftruncate");
+	return uffd_continue_call(fd);
 }
 
 /*
@@ -678,29 +690,12 @@ static enum verdict r_uffd_copy_tmpfs_shared(void)
 	return uffd_copy_call(p, page, src);
 }
 
-/* UFFDIO_CONTINUE of a file page already holding the code, mapped R|X. */
+/* UFFDIO_CONTINUE of a /dev/shm file's page holding the code. */
 static enum verdict r_uffd_continue_tmpfs(void)
 {
-	struct uffdio_continue cont = {
-		.range = { .start = 0, .len = page },
-	};
-	int fd = shm_rw_file(true), ufd;
-	void *p;
+	int fd = shm_rw_file(true);
 
-	if (fd < 0)
-		return CLOSED;
-	p = map_rx2(fd);
-	if (!p)
-		return CLOSED;
-	ufd = uffd_on(p, 2 * page, UFFD_FEATURE_MINOR_SHMEM,
-		      UFFDIO_REGISTER_MODE_MINOR);
-	if (ufd < 0)
-		return ufd == -2 ? ABSENT : CLOSED;
-	cont.range.start = (uintptr_t)p;
-	step("UFFDIO_CONTINUE");
-	if (ioctl(ufd, UFFDIO_CONTINUE, &cont))
-		return fail("UFFDIO_CONTINUE");
-	return call(p);
+	return fd < 0 ? CLOSED : uffd_continue_call(fd);
 }
 
 /*
