@@ -42,7 +42,15 @@ tv_view() {
 }
 # tv_line P PID: PID's line in P/flexmmap/tasks.
 tv_line() { awk -v p="$2" '$1 == p' "$1/flexmmap/tasks"; }
-export -f tv_view tv_line
+# exec_wait PID NAME: wait until PID has exec'd NAME (its comm), with
+# builtins only: a reader that forks adds a process to what it reads.
+exec_wait() {
+	local i c
+	for ((i = 0; i < 200000; i++)); do
+		read -r c <"/proc/$1/comm" && [ "$c" = "$2" ] && return
+	done
+}
+export -f tv_view tv_line exec_wait
 
 sorted() { tr ' ' '\n' | grep . | sort -n | tr '\n' ' '; }
 
@@ -135,6 +143,7 @@ hp1_ns() {
 	# shellcheck disable=SC2016 # expanded by the inner bash
 	setpriv --reuid=65534 --regid=65534 --clear-groups bash -c '
 		sleep 60 &
+		exec_wait $! sleep
 		read -r -d "" all </proc/flexmmap/tasks
 		echo "$all"
 		echo "me: $$ $!"
@@ -190,6 +199,7 @@ if ! mount -t proc -o hidepid=1 proc $HP; then
 else
 	# shellcheck disable=SC2016 # expanded by the inner bash
 	out=$("${NOBODY[@]}" bash -c 'sleep 60 &
+		exec_wait $! sleep
 		read -r -d "" all <'$HP'/flexmmap/tasks
 		echo "$all"
 		echo "me: $$ $!"
