@@ -252,13 +252,19 @@ static void fmm_mark_drop(unsigned long *dropped)
 static int fmm_mark_keep(struct mm_struct *mm, const struct fmm_mark *mark)
 {
 	bool keep = mark->layout != FMM_MARK_NONE || mark->pax;
-	struct fmm_mark_slot *s, *mine = NULL, *free = NULL;
+	struct fmm_mark_slot *s, *mine, *free;
 	DECLARE_BITMAP(dropped, FMM_MARK_SLOTS);
 	kuid_t uid = current_uid();
-	unsigned int held = 0;
+	bool again = false;
+	unsigned int held;
 	unsigned long flags;
-	int ret = 0;
+	int ret;
 
+look:
+	mine = NULL;
+	free = NULL;
+	held = 0;
+	ret = 0;
 	bitmap_zero(dropped, FMM_MARK_SLOTS);
 	raw_spin_lock_irqsave(&fmm_mark_lock, flags);
 	for (s = fmm_mark_slots; s < fmm_mark_slots + FMM_MARK_SLOTS; s++) {
@@ -279,9 +285,7 @@ static int fmm_mark_keep(struct mm_struct *mm, const struct fmm_mark *mark)
 		mine->mark = *mark;
 	} else if (mine) {
 		fmm_mark_set_aside(mine, dropped);
-	} else if (keep && (!free || held >= FMM_MARK_USER_SLOTS)) {
-		ret = -EAGAIN;
-	} else if (keep) {
+	} else if (keep && free && held < FMM_MARK_USER_SLOTS) {
 		mmgrab(mm);
 		free->mm = mm;
 		free->uid = uid;
@@ -289,9 +293,17 @@ static int fmm_mark_keep(struct mm_struct *mm, const struct fmm_mark *mark)
 		free->taken = false;
 		WRITE_ONCE(fmm_mark_used, fmm_mark_used + 1);
 		WRITE_ONCE(fmm_mark_pending, fmm_mark_pending + 1);
+	} else if (keep) {
+		ret = -EAGAIN;
 	}
 	raw_spin_unlock_irqrestore(&fmm_mark_lock, flags);
 	fmm_mark_drop(dropped);
+	/* None was free, but some were just freed: look again, once. */
+	if (ret && !free && held < FMM_MARK_USER_SLOTS && !again &&
+	    !bitmap_empty(dropped, FMM_MARK_SLOTS)) {
+		again = true;
+		goto look;
+	}
 	return ret;
 }
 
@@ -341,6 +353,15 @@ static bool fmm_mark_readable(struct file *file)
 		       FUSE_SUPER_MAGIC;
 }
 
+/* A marked exec that found no slot: count it, name the file and the uid. */
+static void fmm_mark_refused(struct file *file)
+{
+	uid_t uid = from_kuid(&init_user_ns, current_uid());
+
+	atomic_long_inc(&fmm_stats.mark_dropped);
+	fmm_mark_warn(file, "no markings slot for uid %u: exec refused\n", uid);
+}
+
 static int fmm_mark_load_binary(struct linux_binprm *bprm)
 {
 	struct fmm_mark mark = { .layout = FMM_MARK_NONE };
@@ -365,11 +386,7 @@ static int fmm_mark_load_binary(struct linux_binprm *bprm)
 	    READ_ONCE(fmm_mark_used)) {
 		ret = fmm_mark_keep(bprm->mm, &mark);
 		if (ret) {
-			atomic_long_inc(&fmm_stats.mark_dropped);
-			fmm_mark_warn(bprm->file,
-				      "no slot for its markings (at most %d marked execs in progress, %d per uid): exec by uid %u refused\n",
-				      FMM_MARK_SLOTS, FMM_MARK_USER_SLOTS,
-				      from_kuid(&init_user_ns, current_uid()));
+			fmm_mark_refused(bprm->file);
 			return ret;
 		}
 	}

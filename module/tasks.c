@@ -176,8 +176,8 @@ static struct task_struct *fmm_next_tgid(struct pid_namespace *ns, int *nr)
  * @min: HIDEPID_INVISIBLE to list it (readdir), HIDEPID_NO_ACCESS to open
  * /proc/PID (proc_pid_permission()).  Without hidepid both hold.
  */
-static bool fmm_pid_allowed(struct proc_fs_info *fs_info,
-			    struct task_struct *p, enum proc_hidepid min)
+static bool fmm_pid_allowed(struct proc_fs_info *fs_info, struct task_struct *p,
+			    enum proc_hidepid min)
 {
 	if (fs_info->hide_pid == HIDEPID_NOT_PTRACEABLE)
 		return fmm_ptrace_may_access(p, PTRACE_MODE_READ_FSCREDS);

@@ -229,7 +229,7 @@ else
 	stalled+=("$p17")
 fi
 t_eq "it is counted (mark_dropped) and logged with the file's name and uid" "1, 1" \
-	"$(($(stat_of mark_dropped) - d0)), $(t_dmesg_since | grep -c 'script: no slot for its markings .*exec by uid 65534 refused')"
+	"$(($(stat_of mark_dropped) - d0)), $(t_dmesg_since | grep -c 'script: no markings slot for uid 65534: exec refused')"
 t_check "meanwhile root's marked copy gets its marking (bottom-up under layout=2)" \
 	$W/lay-root --expect bottomup --expect-alloc module-bottomup --expect-mode legacy
 t_check "meanwhile nobody's unmarked exec runs (layout=2: top-down)" \
