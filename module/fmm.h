@@ -185,7 +185,7 @@ static inline enum fmm_alloc fmm_module_alloc(bool bottomup)
  * @mark_pax: execs of binaries whose user.pax.flags has m or M (honoured)
  * @mark_malformed: markings ignored as malformed
  * @mark_untrusted: m markings ignored: the file is not root's alone
- * @mark_dropped: markings given up: too many marked execs at once
+ * @mark_dropped: marked execs refused: no slot for their markings (mark.c)
  */
 struct fmm_stats {
 	atomic_long_t exec_kernel;

@@ -43,13 +43,13 @@
 
 #include <linux/kernel.h>
 #include <linux/binfmts.h>
+#include <linux/bitmap.h>
 #include <linux/cred.h>
 #include <linux/dcache.h>
 #include <linux/fs.h>
 #include <linux/module.h>
 #include <linux/sched/mm.h>
 #include <linux/seq_file.h>
-#include <linux/slab.h>
 #include <linux/spinlock.h>
 #include <linux/mount.h>
 #include <linux/string.h>
@@ -67,25 +67,44 @@ bool fmm_mark_enable = true;
 #define FMM_MARK_MAX FLEXMMAP_MARK_MAX
 
 /*
- * The markings of execs between the handler and setup_arg_pages(), one
- * entry per marked exec, holding a reference to its new mm (mmgrab()): the
- * mm cannot be freed, nor its address reused, while an entry names it, so
- * an entry is never another exec's.  The exec hook takes an entry (marks it
- * taken); the handler, in process context, frees the taken ones and those
- * of execs that failed (their mm has no users left), so neither kfree() nor
- * mmdrop() runs in the exec hook.  Nothing limits the entries but memory:
- * an M binary whose entry cannot be allocated is not exec'd.
+ * The markings of execs between the handler and setup_arg_pages(), in a
+ * fixed table: one slot per marked exec, holding a reference to its new
+ * mm (mmgrab()), so that the mm cannot be freed, nor its address reused,
+ * while a slot names it: a slot is never another exec's.  An exec can stay
+ * in that window for as long as a user likes (its #! interpreter on a FUSE
+ * file whose server does not answer), so the table does not grow with
+ * them: the exec hook's look-up, under a raw spinlock with interrupts off
+ * (the hook may run as an int3 handler), walks FMM_MARK_SLOTS slots at
+ * most, and each real uid may hold FMM_MARK_USER_SLOTS of them, so that no
+ * user can take another's.  A marked exec that finds no slot fails with
+ * EAGAIN, as fork does at RLIMIT_NPROC, rather than run without its
+ * marking.  The exec hook takes a slot's marking (marks it taken); the
+ * handler, in process context, frees the taken slots and those of execs
+ * that failed (their mm has no users left), so neither mmdrop() nor any
+ * allocation runs in the exec hook.
  */
-struct fmm_mark_entry {
-	struct list_head node;
+#define FMM_MARK_SLOTS 64
+#define FMM_MARK_USER_SLOTS 16
+
+/**
+ * struct fmm_mark_slot - the markings of one exec in progress
+ * @mm: its new mm, with a reference; NULL: the slot is free
+ * @uid: the real uid of the task that exec'd
+ * @mark: the markings
+ * @taken: the exec hook has read them
+ * @dropping: a handler is putting the reference (outside the lock)
+ */
+struct fmm_mark_slot {
 	struct mm_struct *mm;
+	kuid_t uid;
 	struct fmm_mark mark;
 	bool taken;
+	bool dropping;
 };
 
-static LIST_HEAD(fmm_mark_list);
-/* Entries in the list, and of those not taken (the exec hook's test). */
-static unsigned int fmm_mark_entries;
+static struct fmm_mark_slot fmm_mark_slots[FMM_MARK_SLOTS];
+/* Slots in use, and of those not taken (the exec hook's test). */
+static unsigned int fmm_mark_used;
 static unsigned int fmm_mark_pending;
 /* Raw: the exec hook is a kprobe handler, atomic even on PREEMPT_RT. */
 static DEFINE_RAW_SPINLOCK(fmm_mark_lock);
@@ -191,56 +210,101 @@ bad:
 	return 0;
 }
 
-static void fmm_mark_free(struct list_head *dead)
+/*
+ * Set @s aside for its mm's reference to be put outside the lock, by
+ * fmm_mark_drop() with @dropped.  Under fmm_mark_lock.
+ */
+static void fmm_mark_set_aside(struct fmm_mark_slot *s, unsigned long *dropped)
 {
-	struct fmm_mark_entry *e, *tmp;
+	if (!s->taken)
+		WRITE_ONCE(fmm_mark_pending, fmm_mark_pending - 1);
+	s->dropping = true;
+	__set_bit(s - fmm_mark_slots, dropped);
+}
 
-	list_for_each_entry_safe(e, tmp, dead, node) {
-		mmdrop(e->mm);
-		kfree(e);
+/* Put the references of the slots set aside in @dropped, and free them. */
+static void fmm_mark_drop(unsigned long *dropped)
+{
+	unsigned long flags;
+	unsigned int i;
+
+	if (bitmap_empty(dropped, FMM_MARK_SLOTS))
+		return;
+	/* Only the caller touches a slot it set aside. */
+	for_each_set_bit(i, dropped, FMM_MARK_SLOTS)
+		mmdrop(fmm_mark_slots[i].mm);
+	raw_spin_lock_irqsave(&fmm_mark_lock, flags);
+	for_each_set_bit(i, dropped, FMM_MARK_SLOTS) {
+		fmm_mark_slots[i].mm = NULL;
+		fmm_mark_slots[i].dropping = false;
+		WRITE_ONCE(fmm_mark_used, fmm_mark_used - 1);
 	}
+	raw_spin_unlock_irqrestore(&fmm_mark_lock, flags);
 }
 
 /*
  * Keep @mark for the exec of @mm (FMM_MARK_NONE and 0: it has none), in
  * place of what an earlier call kept for it (a #! script's, before its
- * interpreter's); free the entries that are done with.  Process context.
+ * interpreter's); free the slots that are done with.  -EAGAIN when a
+ * marking finds no slot free, or the caller's real uid holds its share.
+ * Process context.
  */
 static int fmm_mark_keep(struct mm_struct *mm, const struct fmm_mark *mark)
 {
-	struct fmm_mark_entry *e, *tmp, *new = NULL;
+	bool keep = mark->layout != FMM_MARK_NONE || mark->pax;
+	struct fmm_mark_slot *s, *mine, *free;
+	DECLARE_BITMAP(dropped, FMM_MARK_SLOTS);
+	kuid_t uid = current_uid();
+	bool again = false;
+	unsigned int held;
 	unsigned long flags;
-	LIST_HEAD(dead);
+	int ret;
 
-	if (mark->layout != FMM_MARK_NONE || mark->pax) {
-		new = kmalloc(sizeof(*new), GFP_KERNEL);
-		if (!new) {
-			atomic_long_inc(&fmm_stats.mark_dropped);
-			/* Fail closed for M; the others fall back. */
-			return mark->pax == 'M' ? -ENOMEM : 0;
-		}
-		mmgrab(mm);
-		new->mm = mm;
-		new->mark = *mark;
-		new->taken = false;
-	}
+look:
+	mine = NULL;
+	free = NULL;
+	held = 0;
+	ret = 0;
+	bitmap_zero(dropped, FMM_MARK_SLOTS);
 	raw_spin_lock_irqsave(&fmm_mark_lock, flags);
-	list_for_each_entry_safe(e, tmp, &fmm_mark_list, node) {
-		if (e->mm != mm && !e->taken && atomic_read(&e->mm->mm_users))
+	for (s = fmm_mark_slots; s < fmm_mark_slots + FMM_MARK_SLOTS; s++) {
+		if (!s->mm) {
+			free = free ?: s;
+		} else if (s->dropping) {
 			continue;
-		if (!e->taken)
-			WRITE_ONCE(fmm_mark_pending, fmm_mark_pending - 1);
-		list_move(&e->node, &dead);
-		WRITE_ONCE(fmm_mark_entries, fmm_mark_entries - 1);
+		} else if (s->mm == mm && !s->taken) {
+			mine = s;
+		} else if (s->taken || !atomic_read(&s->mm->mm_users)) {
+			/* Read by its exec, or its exec failed. */
+			fmm_mark_set_aside(s, dropped);
+		} else if (uid_eq(s->uid, uid)) {
+			held++;
+		}
 	}
-	if (new) {
-		list_add(&new->node, &fmm_mark_list);
-		WRITE_ONCE(fmm_mark_entries, fmm_mark_entries + 1);
+	if (mine && keep) {
+		mine->mark = *mark;
+	} else if (mine) {
+		fmm_mark_set_aside(mine, dropped);
+	} else if (keep && free && held < FMM_MARK_USER_SLOTS) {
+		mmgrab(mm);
+		free->mm = mm;
+		free->uid = uid;
+		free->mark = *mark;
+		free->taken = false;
+		WRITE_ONCE(fmm_mark_used, fmm_mark_used + 1);
 		WRITE_ONCE(fmm_mark_pending, fmm_mark_pending + 1);
+	} else if (keep) {
+		ret = -EAGAIN;
 	}
 	raw_spin_unlock_irqrestore(&fmm_mark_lock, flags);
-	fmm_mark_free(&dead);
-	return 0;
+	fmm_mark_drop(dropped);
+	/* None was free, but some were just freed: look again, once. */
+	if (ret && !free && held < FMM_MARK_USER_SLOTS && !again &&
+	    !bitmap_empty(dropped, FMM_MARK_SLOTS)) {
+		again = true;
+		goto look;
+	}
+	return ret;
 }
 
 /**
@@ -252,7 +316,7 @@ static int fmm_mark_keep(struct mm_struct *mm, const struct fmm_mark *mark)
  */
 void fmm_mark_take(struct mm_struct *mm, struct fmm_mark *mark)
 {
-	struct fmm_mark_entry *e;
+	struct fmm_mark_slot *s;
 	unsigned long flags;
 
 	mark->layout = FMM_MARK_NONE;
@@ -260,10 +324,10 @@ void fmm_mark_take(struct mm_struct *mm, struct fmm_mark *mark)
 	if (!READ_ONCE(fmm_mark_pending))
 		return;
 	raw_spin_lock_irqsave(&fmm_mark_lock, flags);
-	list_for_each_entry(e, &fmm_mark_list, node) {
-		if (e->mm == mm && !e->taken) {
-			*mark = e->mark;
-			e->taken = true;
+	for (s = fmm_mark_slots; s < fmm_mark_slots + FMM_MARK_SLOTS; s++) {
+		if (s->mm == mm && !s->taken && !s->dropping) {
+			*mark = s->mark;
+			s->taken = true;
 			WRITE_ONCE(fmm_mark_pending, fmm_mark_pending - 1);
 			break;
 		}
@@ -289,6 +353,15 @@ static bool fmm_mark_readable(struct file *file)
 		       FUSE_SUPER_MAGIC;
 }
 
+/* A marked exec that found no slot: count it, name the file and the uid. */
+static void fmm_mark_refused(struct file *file)
+{
+	uid_t uid = from_kuid(&init_user_ns, current_uid());
+
+	atomic_long_inc(&fmm_stats.mark_dropped);
+	fmm_mark_warn(file, "no markings slot for uid %u: exec refused\n", uid);
+}
+
 static int fmm_mark_load_binary(struct linux_binprm *bprm)
 {
 	struct fmm_mark mark = { .layout = FMM_MARK_NONE };
@@ -310,10 +383,12 @@ static int fmm_mark_load_binary(struct linux_binprm *bprm)
 		}
 	}
 	if (mark.layout != FMM_MARK_NONE || mark.pax ||
-	    READ_ONCE(fmm_mark_entries)) {
+	    READ_ONCE(fmm_mark_used)) {
 		ret = fmm_mark_keep(bprm->mm, &mark);
-		if (ret)
+		if (ret) {
+			fmm_mark_refused(bprm->file);
 			return ret;
+		}
 	}
 	return -ENOEXEC;
 }
@@ -339,18 +414,20 @@ void fmm_mark_init(void)
  */
 void fmm_mark_exit(void)
 {
+	DECLARE_BITMAP(dropped, FMM_MARK_SLOTS);
+	struct fmm_mark_slot *s;
 	unsigned long flags;
-	LIST_HEAD(dead);
 
 	if (fmm_mark_registered)
 		unregister_binfmt(&fmm_mark_binfmt);
 	fmm_mark_registered = false;
+	bitmap_zero(dropped, FMM_MARK_SLOTS);
 	raw_spin_lock_irqsave(&fmm_mark_lock, flags);
-	list_splice_init(&fmm_mark_list, &dead);
-	WRITE_ONCE(fmm_mark_entries, 0);
-	WRITE_ONCE(fmm_mark_pending, 0);
+	for (s = fmm_mark_slots; s < fmm_mark_slots + FMM_MARK_SLOTS; s++)
+		if (s->mm && !s->dropping)
+			fmm_mark_set_aside(s, dropped);
 	raw_spin_unlock_irqrestore(&fmm_mark_lock, flags);
-	fmm_mark_free(&dead);
+	fmm_mark_drop(dropped);
 }
 
 void fmm_mark_show(struct seq_file *m)

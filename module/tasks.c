@@ -9,6 +9,14 @@
  *				user.pax.flags changed the mode (mark.c)
  *	/proc/flexmmap/self	the reader's own line
  *
+ * A line says no more than that /proc would: "PID - - - -" for a process
+ * whose /proc/PID the reader may not open (hidepid=1), "PID - - - COMM"
+ * for one it may not ptrace-read, or that is in the middle of an exec.
+ * A reader never waits on another process's locks: what would need a
+ * wait is shown as "-", so neither the reader nor an rmmod waiting for it
+ * can be held up by an exec that itself waits, for as long as a user
+ * likes, on an mmap lock (a fault on a FUSE file whose server stalls).
+ *
  * control.c creates the files with the show functions below; this file
  * reads each process's record and calls nothing of the module's above it.
  */
@@ -73,33 +81,44 @@ static struct task_struct *fmm_get_task_mm_thread(struct task_struct *p)
 }
 
 /*
- * @p's line, @nr its PID in the reader's /proc.  The values come from its
- * first thread with an mm, and only for a reader that may ptrace-read that thread
- * (PTRACE_MODE_READ_FSCREDS, as /proc/PID/maps); "-" otherwise.  COMM is
- * escaped as in /proc/PID/status, and its blanks too: one line, 5 fields.
+ * @p's line, @nr its PID in the reader's /proc, @named whether the reader
+ * may open /proc/@nr there (fmm_pid_allowed()): if not, its PID alone.
+ * The values come from its first thread with an mm, and only for a reader
+ * that may ptrace-read that thread (PTRACE_MODE_READ_FSCREDS, as
+ * /proc/PID/maps); "-" otherwise.  COMM is escaped as in /proc/PID/status,
+ * and its blanks too: one line, 5 fields.
  */
-static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
+static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr,
+			  bool named)
 {
 	struct task_struct *found = fmm_get_task_mm_thread(p);
 	char comm[TASK_COMM_LEN];
 	enum fmm_reason why = FMM_REASON_NONE;
 	enum fmm_alloc a = FMM_ALLOC_OTHER;
-	bool has_mm = false, access = false;
+	bool has_mm, access = false;
 	int nx = 0;
 
 	if (!found)
 		return;
+	if (!named) {
+		put_task_struct(found);
+		seq_printf(m, "%d - - - -\n", nr);
+		return;
+	}
 
 	/*
-	 * As lock_trace() in fs/proc/base.c: no exec (of a setuid program,
-	 * say) between the check and the reading.  The check takes
-	 * task_lock() itself, and is not for RCU read-side sections.
+	 * As lock_trace() in fs/proc/base.c, no exec (of a setuid program,
+	 * say) between the check and the reading; but only if the lock is
+	 * free.  An exec holds it for writing while it waits for its old
+	 * mm's lock, which a stalled fault can keep for ever: "-" then.
+	 * The check takes task_lock() itself, and is not for RCU read-side
+	 * sections.
 	 */
-	if (!down_read_killable(&found->signal->exec_update_lock)) {
+	if (down_read_trylock(&found->signal->exec_update_lock)) {
 		access = fmm_ptrace_may_access(found, PTRACE_MODE_READ_FSCREDS);
 		task_lock(found);
 		has_mm = found->mm;
-		if (has_mm) {
+		if (has_mm && access) {
 			a = fmm_mm_alloc(found->mm);
 			why = fmm_mm_reason(found->mm);
 			nx = fmm_mm_nx(found->mm);
@@ -107,6 +126,12 @@ static void fmm_task_line(struct seq_file *m, struct task_struct *p, int nr)
 		strscpy(comm, found->comm, sizeof(comm));
 		task_unlock(found);
 		up_read(&found->signal->exec_update_lock);
+	} else {
+		/* The name is not behind the lock (/proc/PID/comm reads it so). */
+		task_lock(found);
+		has_mm = found->mm;
+		strscpy(comm, found->comm, sizeof(comm));
+		task_unlock(found);
 	}
 	put_task_struct(found);
 	if (!has_mm)
@@ -146,14 +171,17 @@ static struct task_struct *fmm_next_tgid(struct pid_namespace *ns, int *nr)
 }
 
 /*
- * Whether that /proc lists @p for the reader: fs/proc/base.c's
- * has_pid_permissions() for readdir (HIDEPID_INVISIBLE).
+ * fs/proc/base.c's has_pid_permissions() (static there), the same on 6.1
+ * and 6.12: whether that /proc lets the reader at @p, at hidepid level
+ * @min: HIDEPID_INVISIBLE to list it (readdir), HIDEPID_NO_ACCESS to open
+ * /proc/PID (proc_pid_permission()).  Without hidepid both hold.
  */
-static bool fmm_pid_visible(struct proc_fs_info *fs_info, struct task_struct *p)
+static bool fmm_pid_allowed(struct proc_fs_info *fs_info, struct task_struct *p,
+			    enum proc_hidepid min)
 {
 	if (fs_info->hide_pid == HIDEPID_NOT_PTRACEABLE)
 		return fmm_ptrace_may_access(p, PTRACE_MODE_READ_FSCREDS);
-	if (fs_info->hide_pid < HIDEPID_INVISIBLE)
+	if (fs_info->hide_pid < min)
 		return true;
 	if (in_group_p(fs_info->pid_gid))
 		return true;
@@ -172,8 +200,11 @@ int fmm_tasks_show(struct seq_file *m, void *v)
 	int nr = 1;
 
 	while ((p = fmm_next_tgid(fs_info->pid_ns, &nr))) {
-		if (!(p->flags & PF_KTHREAD) && fmm_pid_visible(fs_info, p))
-			fmm_task_line(m, p, nr);
+		if (!(p->flags & PF_KTHREAD) &&
+		    fmm_pid_allowed(fs_info, p, HIDEPID_INVISIBLE))
+			fmm_task_line(m, p, nr,
+				      fmm_pid_allowed(fs_info, p,
+						      HIDEPID_NO_ACCESS));
 		put_task_struct(p);
 		/* single_open() retries with a bigger buffer. */
 		if (seq_has_overflowed(m))
@@ -191,7 +222,7 @@ int fmm_self_show(struct seq_file *m, void *v)
 	int nr = task_tgid_nr_ns(current, ns);
 
 	if (nr && !(current->flags & PF_KTHREAD))
-		fmm_task_line(m, current->group_leader, nr);
+		fmm_task_line(m, current->group_leader, nr, true);
 	return 0;
 }
 

@@ -17,7 +17,10 @@
  * mmap lock held for reading, and the fault waits for a READ reply that
  * never comes: nobody can take that mmap lock for writing until the server
  * dies.  tests/guest/42-unload-bounded.sh shows rmmod does not wait for it.
- * Root only (mount); a raw /dev/fuse server, no libfuse.
+ * An exec of the file (mode 0555), or of a #! script naming it, stalls the
+ * same way reading its first page (tests/guest/39 and 46).  Root only
+ * (mount; allow_other: other users may use the file); a raw /dev/fuse
+ * server, no libfuse.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -72,7 +75,7 @@ static void fill_attr(struct fuse_attr *a, unsigned long ino)
 		a->mode = S_IFDIR | 0755;
 		a->nlink = 2;
 	} else {
-		a->mode = S_IFREG | 0444;
+		a->mode = S_IFREG | 0555;
 		a->nlink = 1;
 		a->size = FILE_SIZE;
 		a->blocks = FILE_SIZE / 512;
@@ -157,7 +160,8 @@ static int serve(const char *dir)
 	if (fuse_fd < 0)
 		die("open /dev/fuse (modprobe fuse?)");
 	snprintf(opts, sizeof(opts),
-		 "fd=%d,rootmode=40000,user_id=0,group_id=0", fuse_fd);
+		 "fd=%d,rootmode=40000,user_id=0,group_id=0,allow_other",
+		 fuse_fd);
 	if (mount("fmm-fuse-stall", dir, "fuse.fmm-fuse-stall",
 		  MS_NOSUID | MS_NODEV, opts))
 		die("mount");

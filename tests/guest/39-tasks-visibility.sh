@@ -2,16 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0
 # /proc/flexmmap/tasks shows a reader what that /proc shows it, no more:
 # only the processes of the procfs instance's PID namespace, numbered as
-# there; none that hidepid hides; MODE, ALLOCATOR and nx only for processes
-# the reader may ptrace-read ("-" otherwise); a comm can add no line and no
-# field.  /proc/flexmmap/self is the reader's own line.  Readers: root,
-# nobody, root of a new user namespace (and nobody's), in the init and in a
-# new PID namespace.
+# there; none that hidepid=2 hides; under hidepid=1 those whose /proc/PID
+# the reader may not open as "PID - - - -", without name; MODE, ALLOCATOR
+# and nx only for processes the reader may ptrace-read ("-" otherwise); a
+# comm can add no line and no field.  /proc/flexmmap/self is the reader's
+# own line.  Readers: root, nobody, root of a new user namespace (and
+# nobody's), in the init and in a new PID namespace.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 33
+t_plan 42
 
 NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
 HP=/tmp/fmm-39-proc
@@ -41,7 +42,15 @@ tv_view() {
 }
 # tv_line P PID: PID's line in P/flexmmap/tasks.
 tv_line() { awk -v p="$2" '$1 == p' "$1/flexmmap/tasks"; }
-export -f tv_view tv_line
+# exec_wait PID NAME: wait until PID has exec'd NAME (its comm), with
+# builtins only: a reader that forks adds a process to what it reads.
+exec_wait() {
+	local i c
+	for ((i = 0; i < 200000; i++)); do
+		read -r c <"/proc/$1/comm" && [ "$c" = "$2" ] && return
+	done
+}
+export -f tv_view tv_line exec_wait
 
 sorted() { tr ' ' '\n' | grep . | sort -n | tr '\n' ' '; }
 
@@ -80,7 +89,15 @@ mod_values() {
 	fi
 }
 no_values() {
-	if [[ $2 =~ ^[0-9]+\ -\ -\ -\ [^\ ]+$ ]]; then
+	if [[ $2 =~ ^[0-9]+\ -\ -\ -\ [^\ ]+$ ]] && [[ $2 != *' -' ]]; then
+		t_ok "$1"
+	else
+		t_fail "$1" "line: '$2'"
+	fi
+}
+# hidden NAME LINE: a process listed without name and values (hidepid=1).
+hidden() {
+	if [[ $2 =~ ^[0-9]+\ -\ -\ -\ -$ ]]; then
 		t_ok "$1"
 	else
 		t_fail "$1" "line: '$2'"
@@ -115,6 +132,38 @@ for who in root userns-root; do
 		"$([ "${self%% *}" = "$(sed -n 's/^me: //p' <<<"$out")" ] && echo "$self")"
 done
 
+# nobody in a new PID namespace whose /proc is remounted hidepid=1: its
+# processes are 1 (root's bash), root's sleep, nobody's bash (exec'd by
+# setpriv) and its sleep; root's listed as "ls /proc" lists them, but with
+# neither name nor values.  The reader forks nothing before it reads.
+hp1_ns() {
+	mount -o remount,hidepid=1 /proc || exit 9
+	sleep 60 &
+	echo "rs: $!"
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	setpriv --reuid=65534 --regid=65534 --clear-groups bash -c '
+		sleep 60 &
+		exec_wait $! sleep
+		read -r -d "" all </proc/flexmmap/tasks
+		echo "$all"
+		echo "me: $$ $!"
+		echo "comm1: $(cat /proc/1/comm 2>&1)"
+		kill %1'
+	kill %1
+}
+export -f hp1_ns
+out=$(unshare -p -f --mount-proc bash -c hp1_ns)
+rs=$(sed -n 's/^rs: //p' <<<"$out")
+read -r me sl <<<"$(sed -n 's/^me: //p' <<<"$out")"
+t_eq "nobody, new PID namespace, its /proc hidepid=1: root's processes listed without name or values, its own with both" \
+	"1 - - - -|$rs - - - -|$me auto module-topdown nx=0 bash|$sl auto module-topdown nx=0 sleep" \
+	"$(grep '^[0-9]' <<<"$out" | paste -sd'|')"
+if [[ $(sed -n 's/^comm1: //p' <<<"$out") == *'not permitted'* ]]; then
+	t_ok "control: nobody, new PID namespace, hidepid=1: /proc/1/comm cannot be read"
+else
+	t_fail "control: nobody, new PID namespace, hidepid=1: /proc/1/comm cannot be read" "$out"
+fi
+
 # --- (b) hidepid, and which columns a reader gets ----------------------------
 # root's sleep must outlive (d), which can come minutes later under TCG on a
 # loaded host (with "sleep 60" it had exited: its line was empty); killed
@@ -143,6 +192,45 @@ mod_values "nobody: /proc/flexmmap/self has values" \
 	"$("${NOBODY[@]}" cat /proc/flexmmap/self)"
 
 mkdir -p $HP
+# hidepid=1: /proc lists every process, and lets nobody open only its own
+# (the others' /proc/PID: "Operation not permitted").
+if ! mount -t proc -o hidepid=1 proc $HP; then
+	t_fail "mount proc hidepid=1"
+else
+	# shellcheck disable=SC2016 # expanded by the inner bash
+	out=$("${NOBODY[@]}" bash -c 'sleep 60 &
+		exec_wait $! sleep
+		read -r -d "" all <'$HP'/flexmmap/tasks
+		echo "$all"
+		echo "me: $$ $!"
+		echo "comm1: $(cat '$HP'/1/comm 2>&1)"
+		kill %1')
+	read -r me sl <<<"$(sed -n 's/^me: //p' <<<"$out")"
+	tasks=$(grep '^[0-9]' <<<"$out")
+	if [[ $(sed -n 's/^comm1: //p' <<<"$out") == *'not permitted'* ]]; then
+		t_ok "control: nobody, hidepid=1: /proc/1/comm cannot be read"
+	else
+		t_fail "control: nobody, hidepid=1: /proc/1/comm cannot be read" "$out"
+	fi
+	hidden "nobody, hidepid=1: PID 1 listed without name or values" \
+		"$(awk '$1 == 1' <<<"$tasks")"
+	hidden "nobody, hidepid=1: root's sleep listed without name or values" \
+		"$(awk -v p=$rootsleep '$1 == p' <<<"$tasks")"
+	t_eq "nobody, hidepid=1: its own bash and sleep with name and values" \
+		"$me auto module-topdown nx=0 bash|$sl auto module-topdown nx=0 sleep" \
+		"$(awk -v a="$me" -v b="$sl" '$1 == a || $1 == b' <<<"$tasks" | paste -sd'|')"
+	t_eq "nobody, hidepid=1: no other line has a name" "" \
+		"$(awk -v a="$me" -v b="$sl" '$1 != a && $1 != b && $5 != "-"' <<<"$tasks")"
+	has_values "root, hidepid=1: PID 1 with values" "$(tv_line $HP 1)"
+	umount $HP
+fi
+if mount -t proc -o hidepid=1,gid=4242 proc $HP; then
+	no_values "nobody in gid=, hidepid=1: PID 1 with its name, without values" \
+		"$(setpriv --reuid=65534 --regid=65534 --groups=4242 bash -c 'tv_line '$HP' 1')"
+	umount $HP
+else
+	t_fail "mount proc hidepid=1,gid=4242"
+fi
 if ! mount -t proc -o hidepid=2 proc $HP; then
 	t_fail "mount proc hidepid=2"
 else
