@@ -12,6 +12,7 @@
 #                   CSV/JSON and SVG pictures in REPORT_DIR (REPORT_ARGS: its options)
 #   make kernel     build (or reuse) the kernel from linux-source-6.1 with patches/
 #   make check-all  make check on every kernel: stock, trixie, source, i386, parisc (+ its colour mutants)
+#   make fresh-check  the README's commands in a clean Debian 12 root (scripts/fresh-check)
 #   make clean      remove build outputs (the guest image stays; see clean-cache)
 #
 # KERNEL=source (make check KERNEL=source, make vm KERNEL=source, ...) builds
@@ -86,12 +87,12 @@ GUEST_M := -m64
 endif
 # <asm/...> for -m32 from the multiarch folder, without gcc-multilib: see
 # M32INC in userspace-probes/Makefile.
-M32INC := -idirafter /usr/include/$(shell $(CC) -print-multiarch)
+M32INC := -idirafter /usr/include/$(shell $(CC) -print-multiarch 2>/dev/null)
 OUT := $(BUILD)/out
 KMOD := $(BUILD)/kmod
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 
-.PHONY: notrixie i386-headers all module probes benchprog selftests stage deps image vm check check-donothing lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel check-all
+.PHONY: fresh-check notrixie i386-headers all module probes benchprog selftests stage deps image vm check check-donothing lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel check-all
 
 all: module probes benchprog selftests stage
 
@@ -115,6 +116,9 @@ endif
 # the source kernel rebuilt with namespaces kept a module built without,
 # and every read of /proc/flexmmap oopsed).
 module:
+ifeq ($(KERNEL),stock)
+	@echo "flexmmap: kernel $(or $(KVER),(none found)) ($(if $(FLEXMMAP_KVER),FLEXMMAP_KVER,the newest generic -amd64 headers; FLEXMMAP_KVER=RELEASE chooses))" >&2
+endif
 ifneq ($(KERNEL),trixie)
 	@test -f "$(KDIR)/Makefile" || { \
 	  echo "flexmmap: no kernel tree at $(KDIR) (KERNEL=stock: linux-headers-6.1.0-NN-amd64;" \
@@ -223,8 +227,12 @@ report: deps
 	@echo "flexmmap: table, CSV, JSON and SVG pictures in $(REPORT_DIR)"
 
 # flexmmap-dkms and flexmmap-tools (dpkg-buildpackage -us -uc -b), into
-# $(OUT)/deb, where the guest test 36-deb.sh installs them.
-deb: deps
+# $(OUT)/deb, where the guest test 36-deb.sh installs them.  Only what the
+# package's build needs ("scripts/deps deb": dpkg-dev, git, lintian and
+# debian/control's Build-Depends), not the test bench.  GUEST=trixie: built
+# in the trixie build root (Debian 13's tools, Build-Depends and kselftest.h).
+deb:
+	@$(SRC)/scripts/deps deb
 	@$(SRC)/scripts/build-deb
 
 # Without DKMS: the module for the headers' kernel (KVER), into
@@ -312,6 +320,12 @@ stress: deps
 demo: deps
 	@$(MAKE) --no-print-directory all image
 	@$(SRC)/tests/demo
+
+# The README's commands in a clean Debian 12 root made in the cache (nothing
+# of this machine's packages in it): scripts/fresh-check; about 70-90
+# minutes on 2 cores.  FRESH_ARGS="--only parisc,deb" (or --i386, --rev REV)
+fresh-check:
+	@$(SRC)/scripts/fresh-check $(FRESH_ARGS)
 
 clean:
 	rm -rf $(BUILD)

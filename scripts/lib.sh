@@ -17,19 +17,31 @@ note() {
 	echo "${FLEXMMAP_PROG:-${0##*/}}: $*" >&2
 }
 
-# The release (6.1.0-NN-amd64) of the newest installed Debian 6.1 headers.
-# FLEXMMAP_KVER overrides it.  The guest boots the image of the same release.
+# The release (6.1.0-NN-amd64) of the newest installed Debian 6.1 headers
+# of the generic amd64 flavour: never -rt-amd64 or -cloud-amd64 (or any
+# other flavour), whatever else is installed; "sort -V" alone would put
+# 6.1.0-NN-rt-amd64 after 6.1.0-NN-amd64.  FLEXMMAP_KVER overrides it.  The
+# guest boots the image of the same release (tests/kver-check tests this
+# choice).
 flexmmap_kver() {
-	local d best=
+	local d r best=
 	if [ -n "${FLEXMMAP_KVER:-}" ]; then
 		echo "$FLEXMMAP_KVER"
 		return
 	fi
 	best=$(for d in /usr/src/linux-headers-6.1.0-*-amd64; do
-		[ -e "$d/Makefile" ] && echo "${d#/usr/src/linux-headers-}"
+		r=${d##*/linux-headers-}
+		[[ $r =~ ^6\.1\.0-[0-9]+-amd64$ ]] && [ -e "$d/Makefile" ] && echo "$r"
 	done | sort -V | tail -n 1)
-	[ -n "$best" ] || die "no linux-headers-6.1.0-NN-amd64 installed (run: apt-get install linux-headers-amd64)"
+	[ -n "$best" ] || die "no linux-headers-6.1.0-NN-amd64 (the generic amd64 flavour) installed (run: apt-get install linux-headers-amd64)"
 	echo "$best"
+}
+
+# The packages of scripts/packages in the SETs given, "PACKAGE PROBE" per
+# line, each package once.
+flexmmap_packages() {
+	awk -v sets=" $* " '!/^[[:space:]]*(#|$)/ && index(sets, " " $1 " ") && !seen[$3]++ { print $3, $4 }' \
+		"$FLEXMMAP_ROOT/scripts/packages"
 }
 
 # Which kernel the guest boots: "stock" (Debian 12's 6.1, the default),
