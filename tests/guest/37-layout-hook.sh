@@ -100,7 +100,7 @@ added=$(comm -13 <(sort <<<"$before") <(hooked | sort) | awk '$1 == "kprobe" { p
 # The W^X probes of this kernel's configuration: userfaultfd's fill
 # functions only where it has userfaultfd (not the source-built kernel),
 # the hugetlb one renamed in 6.12.
-wx_want="__ia32_sys_personality __x64_sys_personality access_remote_vm ptrace_access_vm security_file_mprotect security_mmap_file security_shm_shmat"
+wx_want="__ia32_sys_personality __x64_sys_personality access_remote_vm ptrace_access_vm security_file_mprotect security_mmap_file security_shm_shmat vm_brk_flags"
 if [ -e /proc/sys/vm/unprivileged_userfaultfd ]; then
 	case $(uname -r) in
 	6.1.*) zeropage=mfill_zeropage hugetlb=hugetlb_mcopy_atomic_pte ;;
