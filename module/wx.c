@@ -37,7 +37,6 @@
 
 #include <linux/kernel.h>
 #include <linux/fs.h>
-#include <linux/hugetlb.h>
 #include <linux/kprobes.h>
 #include <linux/magic.h>
 #include <linux/mm.h>

@@ -1194,15 +1194,22 @@ static enum verdict o_devzero_shared(struct ostate *st)
 	return o_devzero(st, MAP_SHARED);
 }
 
+/* Views of @len bytes mapped MAP_SHARED from descriptor @fd. */
+static enum verdict o_shared(struct ostate *st, int fd, size_t len)
+{
+	st->fd = fd;
+	st->mflags = MAP_SHARED;
+	st->len = len;
+	return OPEN;
+}
+
 /* A shared object of @len bytes behind descriptor @fd (-1: errno). */
 static enum verdict o_fd(struct ostate *st, int fd, size_t len,
 			 const char *what)
 {
 	if (fd < 0)
 		return errno == ENOSYS ? absent(what) : fail(what);
-	st->fd = fd;
-	st->mflags = MAP_SHARED;
-	st->len = len;
+	o_shared(st, fd, len);
 	if (ftruncate(fd, len))
 		return errno == ENOMEM ? no_huge_pages() : fail("ftruncate");
 	return OPEN;
@@ -1312,10 +1319,7 @@ static enum verdict o_perf(struct ostate *st)
 			return absent("perf_event_open (perf_event_paranoid)");
 		return fail("perf_event_open");
 	}
-	st->fd = fd;
-	st->mflags = MAP_SHARED;
-	st->len = 2 * page;
-	return OPEN;
+	return o_shared(st, fd, 2 * page);
 }
 
 /* A BPF array map made mmap()able, one page of values. */
@@ -1337,10 +1341,7 @@ static enum verdict o_bpf(struct ostate *st)
 			return absent("bpf(BPF_MAP_CREATE)");
 		return fail("bpf(BPF_MAP_CREATE)");
 	}
-	st->fd = fd;
-	st->mflags = MAP_SHARED;
-	st->len = page;
-	return OPEN;
+	return o_shared(st, fd, page);
 }
 
 /* A dma-buf over a sealed memfd, from /dev/udmabuf (root's, if built). */
@@ -1361,10 +1362,7 @@ static enum verdict o_udmabuf(struct ostate *st)
 	fd = ioctl(dev, UDMABUF_CREATE, &c);
 	if (fd < 0)
 		return fail("UDMABUF_CREATE");
-	st->fd = fd;
-	st->mflags = MAP_SHARED;
-	st->len = page;
-	return OPEN;
+	return o_shared(st, fd, page);
 }
 
 /*
