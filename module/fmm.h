@@ -374,7 +374,13 @@ static inline bool fmm_track_del(struct mm_struct *mm)
 	return true;
 }
 #else
-/* track.c */
+/* track.c: track_max, the most mms the set holds (its entries allocated at load) */
+#define FMM_TRACK_MAX_DEFAULT 32768
+#define FMM_TRACK_MAX_MIN 64
+#define FMM_TRACK_MAX_MAX (4 * 1024 * 1024)
+extern unsigned int fmm_track_max;
+int fmm_track_init(void);
+void fmm_track_exit(void);
 bool fmm_track_add(struct mm_struct *mm);
 bool fmm_track_del(struct mm_struct *mm);
 bool fmm_track_unloading(void);

@@ -46,17 +46,50 @@
 #include <linux/spinlock.h>
 #include "fmm.h"
 
-#define FMM_HASH_BITS 10
+#define FMM_HASH_BITS 12
 
 struct fmm_mm {
 	struct hlist_node node;
 	struct mm_struct *mm;
 };
 
+/*
+ * The set's entries are allocated once, at load (fmm_track_init()): the
+ * probe handlers that add to it run with preemption off and may not
+ * allocate, on PREEMPT_RT not even with GFP_ATOMIC (the slab allocator's
+ * locks sleep there).  For the same reason the lock is a raw spinlock,
+ * taken with interrupts off and around nothing but list operations.  An
+ * mm that finds no free entry stays on the kernel's allocator (counted as
+ * a fallback; track_max raises the number).
+ */
+unsigned int fmm_track_max = FMM_TRACK_MAX_DEFAULT;
+static struct fmm_mm *fmm_pool;
+static HLIST_HEAD(fmm_free);
 static DEFINE_HASHTABLE(fmm_mms, FMM_HASH_BITS);
-static DEFINE_SPINLOCK(fmm_mms_lock);
+static DEFINE_RAW_SPINLOCK(fmm_mms_lock);
 static unsigned long fmm_mms_count;
 static bool fmm_unloading;
+
+/* From the backend's install, before any probe can add to the set. */
+int fmm_track_init(void)
+{
+	unsigned int i;
+
+	fmm_pool = kvcalloc(fmm_track_max, sizeof(*fmm_pool), GFP_KERNEL);
+	if (!fmm_pool)
+		return -ENOMEM;
+	for (i = 0; i < fmm_track_max; i++)
+		hlist_add_head(&fmm_pool[i].node, &fmm_free);
+	return 0;
+}
+
+/* Once no probe can run any more (after fmm_track_drain()). */
+void fmm_track_exit(void)
+{
+	INIT_HLIST_HEAD(&fmm_free);
+	kvfree(fmm_pool);
+	fmm_pool = NULL;
+}
 
 static struct fmm_mm *fmm_find_locked(struct mm_struct *mm)
 {
@@ -68,34 +101,45 @@ static struct fmm_mm *fmm_find_locked(struct mm_struct *mm)
 	return NULL;
 }
 
+static void fmm_put_locked(struct fmm_mm *e)
+{
+	hash_del(&e->node);
+	e->mm = NULL;
+	hlist_add_head(&e->node, &fmm_free);
+}
+
 /*
- * Called from probe handlers (atomic context, no sleeping) and from
- * re-targeting.  Refused once unload has begun: checked under the lock the
- * unload's walk takes, so an mm added here is always seen by that walk.
+ * Called from probe handlers (preemption off, no sleeping, no allocation)
+ * and from re-targeting.  Refused once unload has begun: checked under
+ * the lock the unload's walk takes, so an mm added here is always seen by
+ * that walk.
  */
 bool fmm_track_add(struct mm_struct *mm)
 {
-	struct fmm_mm *e = kmalloc(sizeof(*e), GFP_ATOMIC | __GFP_NOWARN);
 	unsigned long flags;
+	struct fmm_mm *e;
+	bool ret = true;
 
-	if (!e)
-		return false;
-	e->mm = mm;
-	spin_lock_irqsave(&fmm_mms_lock, flags);
+	raw_spin_lock_irqsave(&fmm_mms_lock, flags);
 	if (READ_ONCE(fmm_unloading)) {
-		spin_unlock_irqrestore(&fmm_mms_lock, flags);
-		kfree(e);
-		return false;
+		ret = false;
+	} else if (!fmm_find_locked(mm)) {
+		e = hlist_empty(&fmm_free) ? NULL :
+			hlist_entry(fmm_free.first, struct fmm_mm, node);
+		if (e) {
+			hlist_del(&e->node);
+			e->mm = mm;
+			hash_add(fmm_mms, &e->node, (unsigned long)mm);
+			fmm_mms_count++;
+		} else {
+			ret = false;
+		}
 	}
-	if (fmm_find_locked(mm)) {
-		spin_unlock_irqrestore(&fmm_mms_lock, flags);
-		kfree(e);
-		return true;
-	}
-	hash_add(fmm_mms, &e->node, (unsigned long)mm);
-	fmm_mms_count++;
-	spin_unlock_irqrestore(&fmm_mms_lock, flags);
-	return true;
+	raw_spin_unlock_irqrestore(&fmm_mms_lock, flags);
+	if (!ret && !READ_ONCE(fmm_unloading))
+		pr_warn_once("more than track_max=%u processes on the module's allocators: the rest stay on the kernel's\n",
+			     fmm_track_max);
+	return ret;
 }
 
 bool fmm_track_del(struct mm_struct *mm)
@@ -103,14 +147,13 @@ bool fmm_track_del(struct mm_struct *mm)
 	unsigned long flags;
 	struct fmm_mm *e;
 
-	spin_lock_irqsave(&fmm_mms_lock, flags);
+	raw_spin_lock_irqsave(&fmm_mms_lock, flags);
 	e = fmm_find_locked(mm);
 	if (e) {
-		hash_del(&e->node);
+		fmm_put_locked(e);
 		fmm_mms_count--;
 	}
-	spin_unlock_irqrestore(&fmm_mms_lock, flags);
-	kfree(e);
+	raw_spin_unlock_irqrestore(&fmm_mms_lock, flags);
 	return e;
 }
 
@@ -152,18 +195,17 @@ void fmm_track_drain(void)
 	enum fmm_alloc a;
 	int bkt;
 
-	spin_lock_irqsave(&fmm_mms_lock, flags);
+	raw_spin_lock_irqsave(&fmm_mms_lock, flags);
 	hash_for_each_safe(fmm_mms, bkt, tmp, e, node) {
 		a = fmm_mm_alloc(e->mm);
 		if (fmm_alloc_is_module(a))
 			fmm_mm_set_alloc(e->mm, fmm_kernel_of(a),
 					 FMM_REASON_NONE);
-		hash_del(&e->node);
-		kfree(e);
+		fmm_put_locked(e);
 		reset++;
 	}
 	fmm_mms_count = 0;
-	spin_unlock_irqrestore(&fmm_mms_lock, flags);
+	raw_spin_unlock_irqrestore(&fmm_mms_lock, flags);
 	if (reset)
 		pr_info("%lu process(es) put back on the kernel's allocators\n",
 			reset);
