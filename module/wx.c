@@ -213,8 +213,10 @@ NOKPROBE_SYMBOL(fmm_wx_vma_object);
 
 /*
  * The wx_denied trace event: the file's path, which d_path() finds without
- * sleeping, else its name as the log line gives it.  Out of line, so the
- * buffer is on the stack only while the event is being recorded.
+ * sleeping, else its name as the log line gives it.  Not d_path() on
+ * PREEMPT_RT: its retry takes rename_lock's spinlock, which sleeps there,
+ * and probe handlers run with preemption off.  Out of line, so the buffer
+ * is on the stack only while the event is being recorded.
  */
 static noinline void fmm_wx_trace(const char *call, unsigned long prot,
 				  struct file *file)
@@ -223,7 +225,9 @@ static noinline void fmm_wx_trace(const char *call, unsigned long prot,
 	const char *path = "(anonymous)";
 
 	if (file) {
-		path = d_path(&file->f_path, buf, sizeof(buf));
+		path = ERR_PTR(-EAGAIN);
+		if (!IS_ENABLED(CONFIG_PREEMPT_RT))
+			path = d_path(&file->f_path, buf, sizeof(buf));
 		if (IS_ERR(path)) {
 			snprintf(buf, sizeof(buf), "%pD", file);
 			path = buf;
