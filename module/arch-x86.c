@@ -17,8 +17,37 @@
 #include <linux/personality.h>
 #include <linux/compat.h>
 #include <linux/random.h>
+#include <linux/prandom.h>
+#include <linux/percpu.h>
 #include <asm/elf.h>
 #include "fmm.h"
+
+/*
+ * MAP_32BIT's random start.  The kernel draws it with get_random_*(),
+ * whose per-CPU lock is a sleeping lock on PREEMPT_RT; in an allocator of
+ * ours a task asleep there would look quiescent to rmmod's RCU-tasks wait
+ * while its return address is in module text.  There a per-CPU prandom
+ * state, seeded from get_random at load, draws it instead (the offset has
+ * 13 bits either way).
+ */
+static DEFINE_PER_CPU(struct rnd_state, fmm_rnd);
+
+void fmm_arch_init(void)
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		prandom_seed_full_state(&fmm_rnd);
+}
+
+static u32 fmm_random_u32(void)
+{
+	u32 r;
+
+	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
+		return get_random_u32();
+	r = prandom_u32_state(get_cpu_ptr(&fmm_rnd));
+	put_cpu_ptr(&fmm_rnd);
+	return r;
+}
 
 /* arch/x86/kernel/sys_x86_64.c: get_align_mask() and get_align_bits(). */
 static unsigned long fmm_align_mask(void)
@@ -169,7 +198,7 @@ void fmm_bottomup_range(unsigned long addr, unsigned long flags,
 		*end = 0x80000000;
 		if (current->flags & PF_RANDOMIZE)
 			*begin +=
-				(get_random_u64() % (0x02000000 >> PAGE_SHIFT))
+				(fmm_random_u32() % (0x02000000 >> PAGE_SHIFT))
 				<< PAGE_SHIFT;
 		return;
 	}

@@ -260,6 +260,7 @@ unsigned long fmm_fixed_addr(struct file *filp, unsigned long addr,
 unsigned long fmm_hint_align(unsigned long addr, unsigned long align_mask,
 			     unsigned long align_offset);
 bool fmm_hint_valid(unsigned long addr, unsigned long len);
+void fmm_arch_init(void);
 bool fmm_map_32bit(unsigned long flags);
 void fmm_bottomup_range(unsigned long addr, unsigned long flags,
 			unsigned long *begin, unsigned long *end);
@@ -432,6 +433,8 @@ int fmm_wx_arm(void);
 void fmm_wx_disarm(void);
 bool fmm_wx_armed(void);
 void fmm_wx_probes_show(struct seq_file *m);
+/* After the RCU-tasks wait of unload: puts what refused hugetlb fills left */
+void fmm_wx_flush(void);
 
 /*
  * pae-nx.c: NX for user mappings on a 32-bit PAE kernel that drops it.

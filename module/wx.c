@@ -48,6 +48,7 @@
 #include <linux/sched.h>
 #include <linux/shm.h>
 #include <linux/userfaultfd_k.h>
+#include <linux/workqueue.h>
 #include <uapi/linux/shm.h>
 #include "fmm.h"
 #include "trace.h"
@@ -82,15 +83,76 @@ static noinline long fmm_wx_eagain(void)
  * has the fill's own prototype (it runs in the fill's place, with the
  * fill's arguments) and puts the page as the fill's own error paths do.
  */
+/*
+ * On PREEMPT_RT putting that page may sleep (freeing a huge page takes
+ * hugetlb_lock, a sleeping lock there), and a task asleep in module text
+ * looks quiescent to rmmod's RCU-tasks wait.  So there the stand-in hands
+ * the page to a work item, which puts it outside any probe; unload flushes
+ * the work once no task can be in a stand-in (fmm_wx_flush()).  With all
+ * slots taken (that many refused retries at once) it puts the page itself.
+ */
+#define FMM_WX_HELD_MAX 32
+static FMM_UFFD_HELD *fmm_wx_held[FMM_WX_HELD_MAX];
+static DEFINE_RAW_SPINLOCK(fmm_wx_held_lock);
+
+static void fmm_wx_put_held(struct work_struct *work)
+{
+	FMM_UFFD_HELD *held[FMM_WX_HELD_MAX];
+	unsigned long flags;
+	int i;
+
+	raw_spin_lock_irqsave(&fmm_wx_held_lock, flags);
+	memcpy(held, fmm_wx_held, sizeof(held));
+	memset(fmm_wx_held, 0, sizeof(fmm_wx_held));
+	raw_spin_unlock_irqrestore(&fmm_wx_held_lock, flags);
+	for (i = 0; i < FMM_WX_HELD_MAX; i++)
+		if (held[i])
+			fmm_uffd_put(held[i]);
+}
+
+static DECLARE_WORK(fmm_wx_held_work, fmm_wx_put_held);
+
+static bool fmm_wx_defer_put(FMM_UFFD_HELD *page)
+{
+	unsigned long flags;
+	bool ret = false;
+	int i;
+
+	raw_spin_lock_irqsave(&fmm_wx_held_lock, flags);
+	for (i = 0; i < FMM_WX_HELD_MAX && !ret; i++) {
+		if (!fmm_wx_held[i]) {
+			fmm_wx_held[i] = page;
+			ret = true;
+		}
+	}
+	raw_spin_unlock_irqrestore(&fmm_wx_held_lock, flags);
+	if (ret)
+		schedule_work(&fmm_wx_held_work);
+	return ret;
+}
+
 static noinline int fmm_wx_uffd_hugetlb_refused(FMM_UFFD_HUGETLB_PARAMS)
 {
-	fmm_uffd_put_held(held);
+	if (*held &&
+	    !(IS_ENABLED(CONFIG_PREEMPT_RT) && fmm_wx_defer_put(*held)))
+		fmm_uffd_put(*held);
+	*held = NULL;
 	return -EACCES;
+}
+
+void fmm_wx_flush(void)
+{
+	flush_work(&fmm_wx_held_work);
+	fmm_wx_put_held(NULL);
 }
 
 #define FMM_WX_HUGETLB_STUB ((unsigned long)fmm_wx_uffd_hugetlb_refused)
 #else
 #define FMM_WX_HUGETLB_STUB ((unsigned long)fmm_wx_eacces)
+
+void fmm_wx_flush(void)
+{
+}
 #endif
 
 /*
@@ -500,11 +562,16 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 
 	if (!len || start + len < start || !fmm_mm_wx(mm))
 		return 0;
-	if (!mmap_read_trylock(mm))
+	/*
+	 * The rw_semaphore itself, not mmap_read_trylock(): its tracepoint
+	 * hooks look up the memcg's path under kernfs_rename_lock, a
+	 * sleeping lock on PREEMPT_RT.
+	 */
+	if (!down_read_trylock(&mm->mmap_lock))
 		return fmm_wx_deny_as(regs, NULL, (unsigned long)fmm_wx_eagain);
 	vma = find_vma_intersection(mm, start, start + len);
 	exec = vma && (vma->vm_flags & VM_EXEC);
-	mmap_read_unlock(mm);
+	up_read(&mm->mmap_lock);
 	if (!exec)
 		return 0;
 	fmm_wx_report("userfaultfd", "UFFDIO_ZEROPAGE", PROT_EXEC, NULL,
@@ -540,20 +607,18 @@ NOKPROBE_SYMBOL(fmm_wx_mem_pre);
  * write with FOLL_FORCE too, so a process that lets a helper trace it
  * (PR_SET_PTRACER, or ptrace_scope 0) could have its code written.
  * Refused into a W^X mm (the tracer gets EIO), which also stops debugger
- * breakpoints there.  tsk->mm is stable under task_lock.
+ * breakpoints there.  Its callers (the PEEK/POKE requests) run between
+ * ptrace_check_attach() and ptrace_unfreeze_traced(): the tracee is
+ * frozen (JOBCTL_PTRACE_FROZEN; not even SIGKILL wakes it), so it can
+ * neither exec nor exit and tsk->mm stays.  No task_lock(): a sleeping
+ * lock on PREEMPT_RT, and handlers run with preemption off.
  */
 static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct task_struct *tsk = (void *)fmm_regs_get_argument(regs, 0);
 	unsigned int gup_flags = fmm_regs_get_argument(regs, 4);
-	bool wx;
 
-	if (!(gup_flags & FOLL_WRITE))
-		return 0;
-	task_lock(tsk);
-	wx = fmm_mm_wx(tsk->mm);
-	task_unlock(tsk);
-	if (!wx)
+	if (!(gup_flags & FOLL_WRITE) || !fmm_mm_wx(READ_ONCE(tsk->mm)))
 		return 0;
 	fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
 		      "a W^X process");
