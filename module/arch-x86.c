@@ -17,8 +17,8 @@
 #include <linux/personality.h>
 #include <linux/compat.h>
 #include <linux/random.h>
-#include <linux/prandom.h>
-#include <linux/percpu.h>
+#include <linux/siphash.h>
+#include <linux/atomic.h>
 #include <asm/elf.h>
 #include "fmm.h"
 
@@ -26,27 +26,23 @@
  * MAP_32BIT's random start.  The kernel draws it with get_random_*(),
  * whose per-CPU lock is a sleeping lock on PREEMPT_RT; in an allocator of
  * ours a task asleep there would look quiescent to rmmod's RCU-tasks wait
- * while its return address is in module text.  There a per-CPU prandom
- * state, seeded from get_random at load, draws it instead (the offset has
- * 13 bits either way).
+ * while its return address is in module text.  There it is SipHash of a
+ * counter under a key drawn at load: no lock, and as unpredictable.
  */
-static DEFINE_PER_CPU(struct rnd_state, fmm_rnd);
+static siphash_key_t fmm_rnd_key;
+static atomic64_t fmm_rnd_ctr;
 
 void fmm_arch_init(void)
 {
 	if (IS_ENABLED(CONFIG_PREEMPT_RT))
-		prandom_seed_full_state(&fmm_rnd);
+		get_random_bytes(&fmm_rnd_key, sizeof(fmm_rnd_key));
 }
 
 static u32 fmm_random_u32(void)
 {
-	u32 r;
-
 	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
 		return get_random_u32();
-	r = prandom_u32_state(get_cpu_ptr(&fmm_rnd));
-	put_cpu_ptr(&fmm_rnd);
-	return r;
+	return siphash_1u64(atomic64_inc_return(&fmm_rnd_ctr), &fmm_rnd_key);
 }
 
 /* arch/x86/kernel/sys_x86_64.c: get_align_mask() and get_align_bits(). */

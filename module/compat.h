@@ -78,8 +78,7 @@ fmm_register_vm_sysctls(struct ctl_table *table, size_t n)
 	pte_t *dst_pte, struct vm_area_struct *dst_vma,         \
 		unsigned long dst_addr, unsigned long src_addr, \
 		uffd_flags_t flags, struct folio **held
-#define FMM_UFFD_HELD struct folio
-static inline void fmm_uffd_put(struct folio *held)
+static inline void fmm_uffd_put(void *held)
 {
 	folio_put(held);
 }
@@ -89,8 +88,7 @@ static inline void fmm_uffd_put(struct folio *held)
 		struct vm_area_struct *dst_vma, unsigned long dst_addr, \
 		unsigned long src_addr, enum mcopy_atomic_mode mode,    \
 		struct page **held, bool wp_copy
-#define FMM_UFFD_HELD struct page
-static inline void fmm_uffd_put(struct page *held)
+static inline void fmm_uffd_put(void *held)
 {
 	put_page(held);
 }

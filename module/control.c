@@ -122,7 +122,7 @@ static const struct kernel_param_ops fmm_track_max_ops = {
 module_param_cb(track_max, &fmm_track_max_ops, &fmm_track_max, 0444);
 /* clang-format off */
 MODULE_PARM_DESC(track_max,
-		 "the most processes on the module's allocators at once (default 32768; their entries are allocated at load: track.c)");
+		 "the most processes on the module's allocators at once, 64 to 4194304 (default: the kernel's default threads-max; their entries are allocated at load: track.c)");
 /* clang-format on */
 #endif
 

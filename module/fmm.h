@@ -375,8 +375,10 @@ static inline bool fmm_track_del(struct mm_struct *mm)
 	return true;
 }
 #else
-/* track.c: track_max, the most mms the set holds (its entries allocated at load) */
-#define FMM_TRACK_MAX_DEFAULT 32768
+/*
+ * track.c: track_max, the most mms the set holds (its entries allocated at
+ * load); 0 until then: the kernel's default threads-max
+ */
 #define FMM_TRACK_MAX_MIN 64
 #define FMM_TRACK_MAX_MAX (4 * 1024 * 1024)
 extern unsigned int fmm_track_max;

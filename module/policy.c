@@ -127,13 +127,17 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 		break;
 	}
 
-	/* Unload must find every mm it has to reset: track it first. */
+	raw_spin_lock(&fmm_layout_lock);
+	/*
+	 * Unload must find every mm it has to reset: track it first, under
+	 * the lock a retarget holds while it adds or removes this mm.
+	 */
 	if (!fmm_track_add(mm)) {
+		raw_spin_unlock(&fmm_layout_lock);
 		atomic_long_inc(&fmm_stats.fallback);
 		want = kernel;
 		goto out_trace;
 	}
-	raw_spin_lock(&fmm_layout_lock);
 	/* A retarget that came first has chosen: it stands. */
 	if (fmm_mm_alloc(mm) == kernel) {
 		fmm_mm_set_bases(mm, fmm_alloc_is_bottomup(want),

@@ -46,6 +46,7 @@
 #include <linux/personality.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/jobctl.h>
 #include <linux/shm.h>
 #include <linux/userfaultfd_k.h>
 #include <linux/workqueue.h>
@@ -82,22 +83,22 @@ static noinline long fmm_wx_eagain(void)
  * BUG()s if any return but -ENOENT leaves the page there.  So this stand-in
  * has the fill's own prototype (it runs in the fill's place, with the
  * fill's arguments) and puts the page as the fill's own error paths do.
- */
-/*
+ *
  * On PREEMPT_RT putting that page may sleep (freeing a huge page takes
  * hugetlb_lock, a sleeping lock there), and a task asleep in module text
  * looks quiescent to rmmod's RCU-tasks wait.  So there the stand-in hands
- * the page to a work item, which puts it outside any probe; unload flushes
- * the work once no task can be in a stand-in (fmm_wx_flush()).  With all
- * slots taken (that many refused retries at once) it puts the page itself.
+ * the page to a work item, which puts it outside any probe, and waits,
+ * without sleeping, for a free slot when all are taken (a preempted task
+ * is one RCU-tasks waits for); unload flushes the work once no task can
+ * be in a stand-in (fmm_wx_flush()).
  */
 #define FMM_WX_HELD_MAX 32
-static FMM_UFFD_HELD *fmm_wx_held[FMM_WX_HELD_MAX];
+static void *fmm_wx_held[FMM_WX_HELD_MAX];
 static DEFINE_RAW_SPINLOCK(fmm_wx_held_lock);
 
 static void fmm_wx_put_held(struct work_struct *work)
 {
-	FMM_UFFD_HELD *held[FMM_WX_HELD_MAX];
+	void *held[FMM_WX_HELD_MAX];
 	unsigned long flags;
 	int i;
 
@@ -112,7 +113,7 @@ static void fmm_wx_put_held(struct work_struct *work)
 
 static DECLARE_WORK(fmm_wx_held_work, fmm_wx_put_held);
 
-static bool fmm_wx_defer_put(FMM_UFFD_HELD *page)
+static bool fmm_wx_defer_put(void *page)
 {
 	unsigned long flags;
 	bool ret = false;
@@ -126,16 +127,17 @@ static bool fmm_wx_defer_put(FMM_UFFD_HELD *page)
 		}
 	}
 	raw_spin_unlock_irqrestore(&fmm_wx_held_lock, flags);
-	if (ret)
-		schedule_work(&fmm_wx_held_work);
+	schedule_work(&fmm_wx_held_work);
 	return ret;
 }
 
 static noinline int fmm_wx_uffd_hugetlb_refused(FMM_UFFD_HUGETLB_PARAMS)
 {
-	if (*held &&
-	    !(IS_ENABLED(CONFIG_PREEMPT_RT) && fmm_wx_defer_put(*held)))
+	if (*held && !IS_ENABLED(CONFIG_PREEMPT_RT))
 		fmm_uffd_put(*held);
+	else if (*held)
+		while (!fmm_wx_defer_put(*held))
+			cpu_relax();
 	*held = NULL;
 	return -EACCES;
 }
@@ -618,7 +620,21 @@ static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 	struct task_struct *tsk = (void *)fmm_regs_get_argument(regs, 0);
 	unsigned int gup_flags = fmm_regs_get_argument(regs, 4);
 
-	if (!(gup_flags & FOLL_WRITE) || !fmm_mm_wx(READ_ONCE(tsk->mm)))
+	if (!(gup_flags & FOLL_WRITE))
+		return 0;
+	/*
+	 * Only the tracer, current, sets and clears the freeze: should a
+	 * caller ever come without it, refuse rather than read an mm that
+	 * could be going.
+	 */
+	if (!(READ_ONCE(tsk->jobctl) & JOBCTL_PTRACE_FROZEN) ||
+	    READ_ONCE(tsk->parent) != current) {
+		fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
+			      "a tracee that is not frozen");
+		return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem,
+				      (unsigned long)fmm_wx_zero);
+	}
+	if (!fmm_mm_wx(READ_ONCE(tsk->mm)))
 		return 0;
 	fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
 		      "a W^X process");
