@@ -159,8 +159,9 @@ bool fmm_track_add(struct mm_struct *mm)
 	}
 	raw_spin_unlock_irqrestore(&fmm_mms_lock, flags);
 	if (!ret && !READ_ONCE(fmm_unloading))
-		pr_warn_once("more than track_max=%u processes on the module's allocators: the rest stay on the kernel's\n",
-			     fmm_track_max);
+		pr_warn_once(
+			"more than track_max=%u processes on the module's allocators: the rest stay on the kernel's\n",
+			fmm_track_max);
 	return ret;
 }
 
