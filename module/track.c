@@ -131,6 +131,14 @@ static void fmm_put_locked(struct fmm_mm *e)
 	WRITE_ONCE(fmm_mms_count, fmm_mms_count - 1);
 }
 
+static void fmm_track_full(void)
+{
+	/* clang-format off */
+	pr_warn_once("more than track_max=%u processes on the module's allocators: the rest stay on the kernel's\n",
+		     fmm_track_max);
+	/* clang-format on */
+}
+
 /*
  * Called from probe handlers (preemption off, no sleeping, no allocation)
  * and from re-targeting.  Refused once unload has begun: checked under
@@ -159,9 +167,7 @@ bool fmm_track_add(struct mm_struct *mm)
 	}
 	raw_spin_unlock_irqrestore(&fmm_mms_lock, flags);
 	if (!ret && !READ_ONCE(fmm_unloading))
-		pr_warn_once(
-			"more than track_max=%u processes on the module's allocators: the rest stay on the kernel's\n",
-			fmm_track_max);
+		fmm_track_full();
 	return ret;
 }
 
