@@ -628,7 +628,7 @@ static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 	 * could be going.
 	 */
 	if (!(READ_ONCE(tsk->jobctl) & JOBCTL_PTRACE_FROZEN) ||
-	    READ_ONCE(tsk->parent) != current) {
+	    rcu_access_pointer(tsk->parent) != current) {
 		fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
 			      "a tracee that is not frozen");
 		return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem,
