@@ -11,14 +11,16 @@
 #   make report     build, boot the guest, measure each layout's capacity: table,
 #                   CSV/JSON and SVG pictures in REPORT_DIR (REPORT_ARGS: its options)
 #   make kernel     build (or reuse) the kernel from linux-source-6.1 with patches/
-#   make check-all  make check on every kernel: stock, trixie, source, i386, parisc (+ its colour mutants)
+#   make check-all  make check on every kernel: stock, trixie, source, source-rt, i386, parisc (+ its colour mutants)
 #   make fresh-check  the README's commands in a clean Debian 12 root (scripts/fresh-check)
 #   make clean      remove build outputs (the guest image stays; see clean-cache)
 #
 # KERNEL=source (make check KERNEL=source, make vm KERNEL=source, ...) builds
 # the module against that kernel, which has the mmap layout hook and KASAN,
-# lockdep, DEBUG_VM and kmemleak on, and boots it; KERNEL=stock (the default)
-# is Debian's kernel.  GUEST=trixie (or KERNEL=trixie) is Debian 13 and its
+# lockdep, DEBUG_VM and kmemleak on, and boots it; KERNEL=source-rt is the
+# same debugging on Debian 13's linux-source-6.12 built with PREEMPT_RT and
+# DEBUG_ATOMIC_SLEEP (scripts/kernel-rt.config), with the trixie root
+# filesystem; KERNEL=stock (the default) is Debian's kernel.  GUEST=trixie (or KERNEL=trixie) is Debian 13 and its
 # 6.12 kernel; the module is built for it in a trixie build root in the cache
 # (scripts/trixie-chroot: 6.12's build tools need trixie's C library).
 # GUEST=i386 (or KERNEL=i386) is 32-bit Debian 12 and its 686-pae kernel
@@ -58,6 +60,10 @@ KDIR = /usr/src/linux-headers-$(KVER)
 else ifeq ($(KERNEL),source)
 BUILD := $(FLEXMMAP_CACHE)/build/source
 KDIR = $(shell $(SRC)/scripts/build-kernel --print)/linux
+else ifeq ($(KERNEL),source-rt)
+BUILD := $(FLEXMMAP_CACHE)/build/source-rt
+# make 4.3's $(shell) does not see exported variables: FLEXMMAP_KERNEL inline.
+KDIR = $(shell FLEXMMAP_KERNEL=source-rt $(SRC)/scripts/build-kernel --print)/linux
 else ifeq ($(KERNEL),trixie)
 BUILD := $(FLEXMMAP_CACHE)/build/trixie
 KDIR :=
@@ -77,7 +83,7 @@ ifneq ($(filter-out module kernel check clean,$(or $(MAKECMDGOALS),all)),)
 $(error KERNEL=parisc: only "make module", "make kernel" and "make check" so far (docs/parisc-guest.md))
 endif
 else
-$(error KERNEL must be stock (Debian's kernel), source (make kernel), trixie (Debian 13), i386 (Debian 12, 32-bit) or parisc (qemu-system-hppa), not '$(KERNEL)')
+$(error KERNEL must be stock (Debian's kernel), source (make kernel), source-rt (PREEMPT_RT, 6.12), trixie (Debian 13), i386 (Debian 12, 32-bit) or parisc (qemu-system-hppa), not '$(KERNEL)')
 endif
 # The guest's own programs (benchmark, selftests): 32-bit for the i386 guest.
 ifeq ($(KERNEL),i386)
@@ -99,7 +105,7 @@ all: module probes benchprog selftests stage
 deps:
 	@$(SRC)/scripts/deps
 
-ifeq ($(KERNEL),source)
+ifneq ($(filter source source-rt,$(KERNEL)),)
 module: kernel
 endif
 ifeq ($(KERNEL),i386)
@@ -151,6 +157,7 @@ i386-headers: deps
 
 # linux-source-6.1 with patches/ and scripts/kernel.config, built in
 # $(FLEXMMAP_CACHE)/source-kernel/<key>; a no-op when nothing changed.
+# KERNEL=source-rt: linux-source-6.12 with PREEMPT_RT (scripts/build-kernel).
 # KERNEL=parisc: the parisc guest's (scripts/build-kernel-parisc, which
 # installs the hppa tools it needs), in $(FLEXMMAP_CACHE)/parisc-kernel.
 ifeq ($(KERNEL),parisc)
@@ -299,6 +306,7 @@ check-all: deps
 	@$(MAKE) --no-print-directory check KERNEL=stock
 	@$(MAKE) --no-print-directory check KERNEL=trixie
 	@$(MAKE) --no-print-directory check KERNEL=source
+	@$(MAKE) --no-print-directory check KERNEL=source-rt
 	@$(MAKE) --no-print-directory check GUEST=i386
 	@$(MAKE) --no-print-directory check GUEST=parisc
 	@$(SRC)/tests/parisc/colour-mutants

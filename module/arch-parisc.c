@@ -89,6 +89,11 @@ bool fmm_hint_valid(unsigned long addr, unsigned long len)
 	return TASK_SIZE - len >= addr;
 }
 
+/* Nothing to set up: no random offset is drawn here (x86's MAP_32BIT). */
+void fmm_arch_init(void)
+{
+}
+
 /* parisc has no MAP_32BIT: a 32-bit space is all it gives user space. */
 bool fmm_map_32bit(unsigned long flags)
 {

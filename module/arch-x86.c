@@ -17,8 +17,33 @@
 #include <linux/personality.h>
 #include <linux/compat.h>
 #include <linux/random.h>
+#include <linux/siphash.h>
+#include <linux/atomic.h>
 #include <asm/elf.h>
 #include "fmm.h"
+
+/*
+ * MAP_32BIT's random start.  The kernel draws it with get_random_*(),
+ * whose per-CPU lock is a sleeping lock on PREEMPT_RT; in an allocator of
+ * ours a task asleep there would look quiescent to rmmod's RCU-tasks wait
+ * while its return address is in module text.  There it is SipHash of a
+ * counter under a key drawn at load: no lock, and as unpredictable.
+ */
+static siphash_key_t fmm_rnd_key;
+static atomic64_t fmm_rnd_ctr;
+
+void fmm_arch_init(void)
+{
+	if (IS_ENABLED(CONFIG_PREEMPT_RT))
+		get_random_bytes(&fmm_rnd_key, sizeof(fmm_rnd_key));
+}
+
+static u32 fmm_random_u32(void)
+{
+	if (!IS_ENABLED(CONFIG_PREEMPT_RT))
+		return get_random_u32();
+	return siphash_1u64(atomic64_inc_return(&fmm_rnd_ctr), &fmm_rnd_key);
+}
 
 /* arch/x86/kernel/sys_x86_64.c: get_align_mask() and get_align_bits(). */
 static unsigned long fmm_align_mask(void)
@@ -169,7 +194,7 @@ void fmm_bottomup_range(unsigned long addr, unsigned long flags,
 		*end = 0x80000000;
 		if (current->flags & PF_RANDOMIZE)
 			*begin +=
-				(get_random_u64() % (0x02000000 >> PAGE_SHIFT))
+				(fmm_random_u32() % (0x02000000 >> PAGE_SHIFT))
 				<< PAGE_SHIFT;
 		return;
 	}

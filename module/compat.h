@@ -78,12 +78,9 @@ fmm_register_vm_sysctls(struct ctl_table *table, size_t n)
 	pte_t *dst_pte, struct vm_area_struct *dst_vma,         \
 		unsigned long dst_addr, unsigned long src_addr, \
 		uffd_flags_t flags, struct folio **held
-static inline void fmm_uffd_put_held(struct folio **held)
+static inline void fmm_uffd_put(void *held)
 {
-	if (*held) {
-		folio_put(*held);
-		*held = NULL;
-	}
+	folio_put(held);
 }
 #else
 #define FMM_UFFD_HUGETLB_PARAMS                                         \
@@ -91,12 +88,9 @@ static inline void fmm_uffd_put_held(struct folio **held)
 		struct vm_area_struct *dst_vma, unsigned long dst_addr, \
 		unsigned long src_addr, enum mcopy_atomic_mode mode,    \
 		struct page **held, bool wp_copy
-static inline void fmm_uffd_put_held(struct page **held)
+static inline void fmm_uffd_put(void *held)
 {
-	if (*held) {
-		put_page(*held);
-		*held = NULL;
-	}
+	put_page(held);
 }
 #endif
 #endif

@@ -98,6 +98,34 @@ MODULE_PARM_DESC(markings,
 		 "0: read no per-binary markings (user.flexmmap.layout, user.pax.flags) at exec (mark.c)");
 /* clang-format on */
 
+#ifndef FMM_UNTRACKED
+static int fmm_param_set_track_max(const char *val,
+				   const struct kernel_param *kp)
+{
+	unsigned int v;
+
+	if (kstrtouint(val, 0, &v) || v < FMM_TRACK_MAX_MIN ||
+	    v > FMM_TRACK_MAX_MAX) {
+		pr_err("%s=%s: must be %u to %u\n", kp->name, val,
+		       FMM_TRACK_MAX_MIN, FMM_TRACK_MAX_MAX);
+		return -EINVAL;
+	}
+	*(unsigned int *)kp->arg = v;
+	return 0;
+}
+
+static const struct kernel_param_ops fmm_track_max_ops = {
+	.set = fmm_param_set_track_max,
+	.get = param_get_uint,
+};
+
+module_param_cb(track_max, &fmm_track_max_ops, &fmm_track_max, 0444);
+/* clang-format off */
+MODULE_PARM_DESC(track_max,
+		 "the most processes on the module's allocators at once, 64 to 4194304 (default: the kernel's default threads-max; their entries are allocated at load: track.c)");
+/* clang-format on */
+#endif
+
 #ifdef FMM_HAVE_PAE_NX
 static int fmm_param_set_pae_nx(const char *val, const struct kernel_param *kp)
 {

@@ -260,6 +260,7 @@ unsigned long fmm_fixed_addr(struct file *filp, unsigned long addr,
 unsigned long fmm_hint_align(unsigned long addr, unsigned long align_mask,
 			     unsigned long align_offset);
 bool fmm_hint_valid(unsigned long addr, unsigned long len);
+void fmm_arch_init(void);
 bool fmm_map_32bit(unsigned long flags);
 void fmm_bottomup_range(unsigned long addr, unsigned long flags,
 			unsigned long *begin, unsigned long *end);
@@ -374,7 +375,15 @@ static inline bool fmm_track_del(struct mm_struct *mm)
 	return true;
 }
 #else
-/* track.c */
+/*
+ * track.c: track_max, the most mms the set holds (its entries allocated at
+ * load); 0 until then: the kernel's default threads-max
+ */
+#define FMM_TRACK_MAX_MIN 64
+#define FMM_TRACK_MAX_MAX (4 * 1024 * 1024)
+extern unsigned int fmm_track_max;
+int fmm_track_init(void);
+void fmm_track_exit(void);
 bool fmm_track_add(struct mm_struct *mm);
 bool fmm_track_del(struct mm_struct *mm);
 bool fmm_track_unloading(void);
@@ -426,6 +435,8 @@ int fmm_wx_arm(void);
 void fmm_wx_disarm(void);
 bool fmm_wx_armed(void);
 void fmm_wx_probes_show(struct seq_file *m);
+/* After the RCU-tasks wait of unload: puts what refused hugetlb fills left */
+void fmm_wx_flush(void);
 
 /*
  * pae-nx.c: NX for user mappings on a 32-bit PAE kernel that drops it.

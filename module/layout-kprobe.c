@@ -134,7 +134,14 @@ static struct fmm_probe fmm_probes[] = {
 
 static int fmm_kprobe_install(void)
 {
-	return fmm_probes_install(fmm_probes, ARRAY_SIZE(fmm_probes));
+	int ret = fmm_track_init();
+
+	if (ret)
+		return ret;
+	ret = fmm_probes_install(fmm_probes, ARRAY_SIZE(fmm_probes));
+	if (ret)
+		fmm_track_exit();
+	return ret;
 }
 
 static void fmm_kprobe_stop_exec(void)
@@ -157,6 +164,7 @@ static void fmm_kprobe_quiesce(void)
 static void fmm_kprobe_remove(void)
 {
 	fmm_probes_remove(fmm_probes, ARRAY_SIZE(fmm_probes));
+	fmm_track_exit();
 }
 
 static void fmm_kprobe_show(struct seq_file *m)

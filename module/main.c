@@ -58,6 +58,7 @@ static void fmm_unhook(void)
 	if (fmm_backend.quiesce)
 		fmm_backend.quiesce();
 	synchronize_rcu_tasks();
+	fmm_wx_flush();
 	if (fmm_backend.remove)
 		fmm_backend.remove();
 }
@@ -66,6 +67,7 @@ static int __init fmm_init(void)
 {
 	int ret;
 
+	fmm_arch_init();
 	ret = fmm_ksyms_init(fmm_kallsyms_data);
 	if (ret)
 		return ret;
@@ -100,6 +102,7 @@ out_pae_nx_exit:
 	fmm_pae_nx_exit();
 	/* A task may be in a W^X deny stub or the PAE NX stub (module text). */
 	synchronize_rcu_tasks();
+	fmm_wx_flush();
 	return ret;
 }
 

@@ -54,7 +54,7 @@ static struct {
 	unsigned long ino;
 } fmm_nx_seen[FMM_NX_SEEN];
 static unsigned int fmm_nx_seen_next;
-static DEFINE_SPINLOCK(fmm_nx_seen_lock);
+static DEFINE_RAW_SPINLOCK(fmm_nx_seen_lock);
 
 static bool fmm_nx_first_report(struct file *file)
 {
@@ -63,7 +63,7 @@ static bool fmm_nx_first_report(struct file *file)
 	bool first = true;
 	int i;
 
-	spin_lock_irqsave(&fmm_nx_seen_lock, flags);
+	raw_spin_lock_irqsave(&fmm_nx_seen_lock, flags);
 	for (i = 0; i < FMM_NX_SEEN; i++) {
 		if (fmm_nx_seen[i].dev == inode->i_sb->s_dev &&
 		    fmm_nx_seen[i].ino == inode->i_ino) {
@@ -76,7 +76,7 @@ static bool fmm_nx_first_report(struct file *file)
 		fmm_nx_seen[fmm_nx_seen_next].ino = inode->i_ino;
 		fmm_nx_seen_next = (fmm_nx_seen_next + 1) % FMM_NX_SEEN;
 	}
-	spin_unlock_irqrestore(&fmm_nx_seen_lock, flags);
+	raw_spin_unlock_irqrestore(&fmm_nx_seen_lock, flags);
 	return first;
 }
 

@@ -49,7 +49,7 @@
  * one of the two choices with that choice's bases, never a mix.  Nobody
  * else allocates in an mm being exec'd.
  */
-static DEFINE_SPINLOCK(fmm_layout_lock);
+static DEFINE_RAW_SPINLOCK(fmm_layout_lock);
 
 /*
  * vm.flexmmap_layout and layout= (control.c): read at each exec.  Defined
@@ -127,13 +127,17 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 		break;
 	}
 
-	/* Unload must find every mm it has to reset: track it first. */
+	raw_spin_lock(&fmm_layout_lock);
+	/*
+	 * Unload must find every mm it has to reset: track it first, under
+	 * the lock a retarget holds while it adds or removes this mm.
+	 */
 	if (!fmm_track_add(mm)) {
+		raw_spin_unlock(&fmm_layout_lock);
 		atomic_long_inc(&fmm_stats.fallback);
 		want = kernel;
 		goto out_trace;
 	}
-	spin_lock(&fmm_layout_lock);
 	/* A retarget that came first has chosen: it stands. */
 	if (fmm_mm_alloc(mm) == kernel) {
 		fmm_mm_set_bases(mm, fmm_alloc_is_bottomup(want),
@@ -141,7 +145,7 @@ void fmm_exec(struct linux_binprm *bprm, int *executable_stack)
 				 &bprm->rlim_stack);
 		fmm_mm_set_alloc(mm, want, why);
 	}
-	spin_unlock(&fmm_layout_lock);
+	raw_spin_unlock(&fmm_layout_lock);
 	if (fmm_alloc_is_bottomup(want))
 		atomic_long_inc(&fmm_stats.exec_legacy);
 	else
@@ -246,7 +250,7 @@ static int fmm_retarget_mm(pid_t nr, int layout, const char **from,
 		mmput(mm);
 		return ret;
 	}
-	spin_lock(&fmm_layout_lock);
+	raw_spin_lock(&fmm_layout_lock);
 	cur = fmm_mm_alloc(mm);
 	*from = fmm_alloc_name(cur);
 	if (cur == FMM_ALLOC_OTHER) {
@@ -272,7 +276,7 @@ static int fmm_retarget_mm(pid_t nr, int layout, const char **from,
 		fmm_track_del(mm);
 	atomic_long_inc(&fmm_stats.retarget);
 out_unlock:
-	spin_unlock(&fmm_layout_lock);
+	raw_spin_unlock(&fmm_layout_lock);
 	mmap_write_unlock(mm);
 	mmput(mm);
 	return ret;

@@ -38,64 +38,137 @@
 #define pr_fmt(fmt) KBUILD_MODNAME ": " fmt
 
 #include <linux/kernel.h>
-#include <linux/hashtable.h>
+#include <linux/hash.h>
+#include <linux/list.h>
+#include <linux/log2.h>
 #include <linux/rcupdate.h>
 #include <linux/mm.h>
+#include <linux/sched.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/thread_info.h>
 #include "fmm.h"
-
-#define FMM_HASH_BITS 10
 
 struct fmm_mm {
 	struct hlist_node node;
 	struct mm_struct *mm;
 };
 
-static DEFINE_HASHTABLE(fmm_mms, FMM_HASH_BITS);
-static DEFINE_SPINLOCK(fmm_mms_lock);
+/*
+ * The set's entries and its hash buckets are allocated once, at load
+ * (fmm_track_init()): the probe handlers that add to it run with
+ * preemption off and may not allocate, on PREEMPT_RT not even with
+ * GFP_ATOMIC (the slab allocator's locks sleep there).  For the same
+ * reason the lock is a raw spinlock, taken with interrupts off around
+ * list operations only.  By default there are as many entries as the
+ * kernel's default threads-max (fork.c's set_max_threads(): RAM / (8 *
+ * THREAD_SIZE)), and every tracked mm has a live task, so the set fills
+ * only after the kernel's own limit would have; an mm that finds no free
+ * entry stays on the kernel's allocator (counted as a fallback).
+ */
+unsigned int fmm_track_max;
+static struct fmm_mm *fmm_pool;
+static HLIST_HEAD(fmm_free);
+static struct hlist_head *fmm_mms;
+static unsigned int fmm_hash_bits;
+static DEFINE_RAW_SPINLOCK(fmm_mms_lock);
 static unsigned long fmm_mms_count;
 static bool fmm_unloading;
+
+/* From the backend's install, before any probe can add to the set. */
+int fmm_track_init(void)
+{
+	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
+	unsigned int i;
+
+	if (!fmm_track_max)
+		fmm_track_max = clamp_t(u64, div64_u64(ram, 8 * THREAD_SIZE),
+					FMM_TRACK_MAX_MIN, FMM_TRACK_MAX_MAX);
+	/* About two entries per bucket. */
+	fmm_hash_bits = max(ilog2(fmm_track_max) - 1, 4);
+	fmm_mms = kvcalloc(1U << fmm_hash_bits, sizeof(*fmm_mms), GFP_KERNEL);
+	fmm_pool = kvcalloc(fmm_track_max, sizeof(*fmm_pool), GFP_KERNEL);
+	if (!fmm_mms || !fmm_pool) {
+		fmm_track_exit();
+		return -ENOMEM;
+	}
+	for (i = 0; i < fmm_track_max; i++)
+		hlist_add_head(&fmm_pool[i].node, &fmm_free);
+	return 0;
+}
+
+/* Once no probe can run any more (after fmm_track_drain()). */
+void fmm_track_exit(void)
+{
+	INIT_HLIST_HEAD(&fmm_free);
+	kvfree(fmm_pool);
+	fmm_pool = NULL;
+	kvfree(fmm_mms);
+	fmm_mms = NULL;
+}
+
+static struct hlist_head *fmm_bucket(struct mm_struct *mm)
+{
+	return &fmm_mms[hash_ptr(mm, fmm_hash_bits)];
+}
 
 static struct fmm_mm *fmm_find_locked(struct mm_struct *mm)
 {
 	struct fmm_mm *e;
 
-	hash_for_each_possible(fmm_mms, e, node, (unsigned long)mm)
+	hlist_for_each_entry(e, fmm_bucket(mm), node)
 		if (e->mm == mm)
 			return e;
 	return NULL;
 }
 
+static void fmm_put_locked(struct fmm_mm *e)
+{
+	hlist_del(&e->node);
+	e->mm = NULL;
+	hlist_add_head(&e->node, &fmm_free);
+	WRITE_ONCE(fmm_mms_count, fmm_mms_count - 1);
+}
+
+static void fmm_track_full(void)
+{
+	/* clang-format off */
+	pr_warn_once("more than track_max=%u processes on the module's allocators: the rest stay on the kernel's\n",
+		     fmm_track_max);
+	/* clang-format on */
+}
+
 /*
- * Called from probe handlers (atomic context, no sleeping) and from
- * re-targeting.  Refused once unload has begun: checked under the lock the
- * unload's walk takes, so an mm added here is always seen by that walk.
+ * Called from probe handlers (preemption off, no sleeping, no allocation)
+ * and from re-targeting.  Refused once unload has begun: checked under
+ * the lock the unload's walk takes, so an mm added here is always seen by
+ * that walk.
  */
 bool fmm_track_add(struct mm_struct *mm)
 {
-	struct fmm_mm *e = kmalloc(sizeof(*e), GFP_ATOMIC | __GFP_NOWARN);
 	unsigned long flags;
+	struct fmm_mm *e;
+	bool ret = true;
 
-	if (!e)
-		return false;
-	e->mm = mm;
-	spin_lock_irqsave(&fmm_mms_lock, flags);
+	raw_spin_lock_irqsave(&fmm_mms_lock, flags);
 	if (READ_ONCE(fmm_unloading)) {
-		spin_unlock_irqrestore(&fmm_mms_lock, flags);
-		kfree(e);
-		return false;
+		ret = false;
+	} else if (!fmm_find_locked(mm)) {
+		e = hlist_entry_safe(fmm_free.first, struct fmm_mm, node);
+		if (e) {
+			hlist_del(&e->node);
+			e->mm = mm;
+			hlist_add_head(&e->node, fmm_bucket(mm));
+			WRITE_ONCE(fmm_mms_count, fmm_mms_count + 1);
+		} else {
+			ret = false;
+		}
 	}
-	if (fmm_find_locked(mm)) {
-		spin_unlock_irqrestore(&fmm_mms_lock, flags);
-		kfree(e);
-		return true;
-	}
-	hash_add(fmm_mms, &e->node, (unsigned long)mm);
-	fmm_mms_count++;
-	spin_unlock_irqrestore(&fmm_mms_lock, flags);
-	return true;
+	raw_spin_unlock_irqrestore(&fmm_mms_lock, flags);
+	if (!ret && !READ_ONCE(fmm_unloading))
+		fmm_track_full();
+	return ret;
 }
 
 bool fmm_track_del(struct mm_struct *mm)
@@ -103,14 +176,11 @@ bool fmm_track_del(struct mm_struct *mm)
 	unsigned long flags;
 	struct fmm_mm *e;
 
-	spin_lock_irqsave(&fmm_mms_lock, flags);
+	raw_spin_lock_irqsave(&fmm_mms_lock, flags);
 	e = fmm_find_locked(mm);
-	if (e) {
-		hash_del(&e->node);
-		fmm_mms_count--;
-	}
-	spin_unlock_irqrestore(&fmm_mms_lock, flags);
-	kfree(e);
+	if (e)
+		fmm_put_locked(e);
+	raw_spin_unlock_irqrestore(&fmm_mms_lock, flags);
 	return e;
 }
 
@@ -150,20 +220,28 @@ void fmm_track_drain(void)
 	struct hlist_node *tmp;
 	struct fmm_mm *e;
 	enum fmm_alloc a;
-	int bkt;
+	unsigned int b, n;
 
-	spin_lock_irqsave(&fmm_mms_lock, flags);
-	hash_for_each_safe(fmm_mms, bkt, tmp, e, node) {
-		a = fmm_mm_alloc(e->mm);
-		if (fmm_alloc_is_module(a))
-			fmm_mm_set_alloc(e->mm, fmm_kernel_of(a),
-					 FMM_REASON_NONE);
-		hash_del(&e->node);
-		kfree(e);
-		reset++;
+	/*
+	 * A bucket at a time, so interrupts are never off for long (a
+	 * latency on PREEMPT_RT): no mm joins the set any more, and exit's
+	 * removals take the same lock.
+	 */
+	for (b = 0; b < 1U << fmm_hash_bits; b++) {
+		n = 0;
+		raw_spin_lock_irqsave(&fmm_mms_lock, flags);
+		hlist_for_each_entry_safe(e, tmp, &fmm_mms[b], node) {
+			a = fmm_mm_alloc(e->mm);
+			if (fmm_alloc_is_module(a))
+				fmm_mm_set_alloc(e->mm, fmm_kernel_of(a),
+						 FMM_REASON_NONE);
+			fmm_put_locked(e);
+			n++;
+		}
+		raw_spin_unlock_irqrestore(&fmm_mms_lock, flags);
+		reset += n;
+		cond_resched();
 	}
-	fmm_mms_count = 0;
-	spin_unlock_irqrestore(&fmm_mms_lock, flags);
 	if (reset)
 		pr_info("%lu process(es) put back on the kernel's allocators\n",
 			reset);

@@ -46,8 +46,10 @@
 #include <linux/personality.h>
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/jobctl.h>
 #include <linux/shm.h>
 #include <linux/userfaultfd_k.h>
+#include <linux/workqueue.h>
 #include <uapi/linux/shm.h>
 #include "fmm.h"
 #include "trace.h"
@@ -81,16 +83,78 @@ static noinline long fmm_wx_eagain(void)
  * BUG()s if any return but -ENOENT leaves the page there.  So this stand-in
  * has the fill's own prototype (it runs in the fill's place, with the
  * fill's arguments) and puts the page as the fill's own error paths do.
+ *
+ * On PREEMPT_RT putting that page may sleep (freeing a huge page takes
+ * hugetlb_lock, a sleeping lock there), and a task asleep in module text
+ * looks quiescent to rmmod's RCU-tasks wait.  So there the stand-in hands
+ * the page to a work item, which puts it outside any probe, and waits,
+ * without sleeping, for a free slot when all are taken (a preempted task
+ * is one RCU-tasks waits for); unload flushes the work once no task can
+ * be in a stand-in (fmm_wx_flush()).
  */
+#define FMM_WX_HELD_MAX 32
+static void *fmm_wx_held[FMM_WX_HELD_MAX];
+static DEFINE_RAW_SPINLOCK(fmm_wx_held_lock);
+
+static void fmm_wx_put_held(struct work_struct *work)
+{
+	void *held[FMM_WX_HELD_MAX];
+	unsigned long flags;
+	int i;
+
+	raw_spin_lock_irqsave(&fmm_wx_held_lock, flags);
+	memcpy(held, fmm_wx_held, sizeof(held));
+	memset(fmm_wx_held, 0, sizeof(fmm_wx_held));
+	raw_spin_unlock_irqrestore(&fmm_wx_held_lock, flags);
+	for (i = 0; i < FMM_WX_HELD_MAX; i++)
+		if (held[i])
+			fmm_uffd_put(held[i]);
+}
+
+static DECLARE_WORK(fmm_wx_held_work, fmm_wx_put_held);
+
+static bool fmm_wx_defer_put(void *page)
+{
+	unsigned long flags;
+	bool ret = false;
+	int i;
+
+	raw_spin_lock_irqsave(&fmm_wx_held_lock, flags);
+	for (i = 0; i < FMM_WX_HELD_MAX && !ret; i++) {
+		if (!fmm_wx_held[i]) {
+			fmm_wx_held[i] = page;
+			ret = true;
+		}
+	}
+	raw_spin_unlock_irqrestore(&fmm_wx_held_lock, flags);
+	schedule_work(&fmm_wx_held_work);
+	return ret;
+}
+
 static noinline int fmm_wx_uffd_hugetlb_refused(FMM_UFFD_HUGETLB_PARAMS)
 {
-	fmm_uffd_put_held(held);
+	if (*held && !IS_ENABLED(CONFIG_PREEMPT_RT))
+		fmm_uffd_put(*held);
+	else if (*held)
+		while (!fmm_wx_defer_put(*held))
+			cpu_relax();
+	*held = NULL;
 	return -EACCES;
+}
+
+void fmm_wx_flush(void)
+{
+	flush_work(&fmm_wx_held_work);
+	fmm_wx_put_held(NULL);
 }
 
 #define FMM_WX_HUGETLB_STUB ((unsigned long)fmm_wx_uffd_hugetlb_refused)
 #else
 #define FMM_WX_HUGETLB_STUB ((unsigned long)fmm_wx_eacces)
+
+void fmm_wx_flush(void)
+{
+}
 #endif
 
 /*
@@ -213,8 +277,10 @@ NOKPROBE_SYMBOL(fmm_wx_vma_object);
 
 /*
  * The wx_denied trace event: the file's path, which d_path() finds without
- * sleeping, else its name as the log line gives it.  Out of line, so the
- * buffer is on the stack only while the event is being recorded.
+ * sleeping, else its name as the log line gives it.  Not d_path() on
+ * PREEMPT_RT: its retry takes rename_lock's spinlock, which sleeps there,
+ * and probe handlers run with preemption off.  Out of line, so the buffer
+ * is on the stack only while the event is being recorded.
  */
 static noinline void fmm_wx_trace(const char *call, unsigned long prot,
 				  struct file *file)
@@ -223,7 +289,9 @@ static noinline void fmm_wx_trace(const char *call, unsigned long prot,
 	const char *path = "(anonymous)";
 
 	if (file) {
-		path = d_path(&file->f_path, buf, sizeof(buf));
+		path = ERR_PTR(-EAGAIN);
+		if (!IS_ENABLED(CONFIG_PREEMPT_RT))
+			path = d_path(&file->f_path, buf, sizeof(buf));
 		if (IS_ERR(path)) {
 			snprintf(buf, sizeof(buf), "%pD", file);
 			path = buf;
@@ -496,11 +564,16 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 
 	if (!len || start + len < start || !fmm_mm_wx(mm))
 		return 0;
-	if (!mmap_read_trylock(mm))
+	/*
+	 * The rw_semaphore itself, not mmap_read_trylock(): its tracepoint
+	 * hooks look up the memcg's path under kernfs_rename_lock, a
+	 * sleeping lock on PREEMPT_RT.
+	 */
+	if (!down_read_trylock(&mm->mmap_lock))
 		return fmm_wx_deny_as(regs, NULL, (unsigned long)fmm_wx_eagain);
 	vma = find_vma_intersection(mm, start, start + len);
 	exec = vma && (vma->vm_flags & VM_EXEC);
-	mmap_read_unlock(mm);
+	up_read(&mm->mmap_lock);
 	if (!exec)
 		return 0;
 	fmm_wx_report("userfaultfd", "UFFDIO_ZEROPAGE", PROT_EXEC, NULL,
@@ -536,20 +609,32 @@ NOKPROBE_SYMBOL(fmm_wx_mem_pre);
  * write with FOLL_FORCE too, so a process that lets a helper trace it
  * (PR_SET_PTRACER, or ptrace_scope 0) could have its code written.
  * Refused into a W^X mm (the tracer gets EIO), which also stops debugger
- * breakpoints there.  tsk->mm is stable under task_lock.
+ * breakpoints there.  Its callers (the PEEK/POKE requests) run between
+ * ptrace_check_attach() and ptrace_unfreeze_traced(): the tracee is
+ * frozen (JOBCTL_PTRACE_FROZEN; not even SIGKILL wakes it), so it can
+ * neither exec nor exit and tsk->mm stays.  No task_lock(): a sleeping
+ * lock on PREEMPT_RT, and handlers run with preemption off.
  */
 static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct task_struct *tsk = (void *)fmm_regs_get_argument(regs, 0);
 	unsigned int gup_flags = fmm_regs_get_argument(regs, 4);
-	bool wx;
 
 	if (!(gup_flags & FOLL_WRITE))
 		return 0;
-	task_lock(tsk);
-	wx = fmm_mm_wx(tsk->mm);
-	task_unlock(tsk);
-	if (!wx)
+	/*
+	 * Only the tracer, current, sets and clears the freeze: should a
+	 * caller ever come without it, refuse rather than read an mm that
+	 * could be going.
+	 */
+	if (!(READ_ONCE(tsk->jobctl) & JOBCTL_PTRACE_FROZEN) ||
+	    rcu_access_pointer(tsk->parent) != current) {
+		fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
+			      "a tracee that is not frozen");
+		return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem,
+				      (unsigned long)fmm_wx_zero);
+	}
+	if (!fmm_mm_wx(READ_ONCE(tsk->mm)))
 		return 0;
 	fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
 		      "a W^X process");

@@ -51,12 +51,23 @@ flexmmap_packages() {
 # "make check GUEST=trixie" runs the whole suite there) or "i386" (Debian
 # 12's 32-bit 686-pae kernel of the same version as the amd64 headers, with
 # an i386 root filesystem; the module is cross-built for it here,
-# scripts/i386-headers).
+# scripts/i386-headers) or "source-rt" (the PREEMPT_RT debug kernel built
+# from Debian 13's linux-source-6.12 by scripts/build-kernel, with the
+# trixie root filesystem; the module is built against its tree here).
 # FLEXMMAP_KERNEL sets it for every script; qemu/run --kernel for one boot.
 flexmmap_kernel() {
 	case ${FLEXMMAP_KERNEL:-stock} in
-	stock | source | trixie | i386) echo "${FLEXMMAP_KERNEL:-stock}" ;;
-	*) die "FLEXMMAP_KERNEL must be stock, source, trixie or i386, not '$FLEXMMAP_KERNEL'" ;;
+	stock | source | source-rt | trixie | i386) echo "${FLEXMMAP_KERNEL:-stock}" ;;
+	*) die "FLEXMMAP_KERNEL must be stock, source, source-rt, trixie or i386, not '$FLEXMMAP_KERNEL'" ;;
+	esac
+}
+
+# True for the kernels built here by scripts/build-kernel (with KASAN,
+# lockdep and kmemleak: every test is several times slower under TCG).
+flexmmap_source_built() {
+	case $(flexmmap_kernel) in
+	source | source-rt) return 0 ;;
+	*) return 1 ;;
 	esac
 }
 
@@ -85,6 +96,7 @@ flexmmap_out() {
 	case $(flexmmap_kernel) in
 	stock) echo "$FLEXMMAP_CACHE/build/out" ;;
 	source) echo "$FLEXMMAP_CACHE/build/source/out" ;;
+	source-rt) echo "$FLEXMMAP_CACHE/build/source-rt/out" ;;
 	trixie) echo "$FLEXMMAP_CACHE/build/trixie/out" ;;
 	i386) echo "$FLEXMMAP_CACHE/build/i386/out" ;;
 	esac
@@ -95,7 +107,7 @@ flexmmap_guest_kver() {
 	local d
 	case $(flexmmap_kernel) in
 	stock) flexmmap_kver ;;
-	source)
+	source | source-rt)
 		d=$("$FLEXMMAP_ROOT/scripts/build-kernel" --print)
 		[ -f "$d/kver" ] || die "the source kernel is not built (run: make kernel)"
 		cat "$d/kver"
