@@ -13,6 +13,10 @@
 #   make kernel     build (or reuse) the kernel from linux-source-6.1 with patches/
 #   make check-all  make check on every kernel: stock, trixie, source, source-rt, i386, parisc (+ its colour mutants)
 #   make fresh-check  the README's commands in a clean Debian 12 root (scripts/fresh-check)
+#   make matrix     build the module (W=1, a warning fails) against every Debian 12 and 13
+#                   kernel ABI x flavour (amd64, cloud-amd64, rt-amd64) the archive offers:
+#                   a table, "N passed, N failed" (scripts/matrix; MATRIX_ARGS: its options,
+#                   e.g. "--suite bookworm --abi 57", "--list", "--record" into docs/matrix.md)
 #   make clean      remove build outputs (the guest image stays; see clean-cache)
 #
 # KERNEL=source (make check KERNEL=source, make vm KERNEL=source, ...) builds
@@ -98,7 +102,7 @@ OUT := $(BUILD)/out
 KMOD := $(BUILD)/kmod
 LINUX_SRC = $(FLEXMMAP_CACHE)/src/linux-source-6.1
 
-.PHONY: fresh-check notrixie i386-headers all module probes benchprog selftests stage deps image vm check check-donothing lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel check-all
+.PHONY: fresh-check notrixie i386-headers all module probes benchprog selftests stage deps image vm check check-donothing lint stress demo bench report deb install uninstall clean clean-cache ksrc kernel check-all matrix
 
 all: module probes benchprog selftests stage
 
@@ -310,6 +314,13 @@ check-all: deps
 	@$(MAKE) --no-print-directory check GUEST=i386
 	@$(MAKE) --no-print-directory check GUEST=parisc
 	@$(SRC)/tests/parisc/colour-mutants
+
+# The build matrix (issue 37): the module built with W=1 against every
+# bookworm and trixie linux-headers ABI x flavour the archive offers, the
+# packages downloaded and unpacked into $(FLEXMMAP_CACHE)/matrix (nothing
+# installed), trixie's built in the trixie build root.  See docs/kernels.md.
+matrix: deps
+	@$(SRC)/scripts/matrix $(MATRIX_ARGS)
 
 # The long reliability run (issue 8): the storm with 1000 cycles, the
 # external suites with longer stress-ng runs, bad input, resource edges, and
