@@ -21,7 +21,7 @@ t_insmod
 hook=$(stat_of layout_hook)
 if [ -n "$hook" ]; then
 	rmmod flexmmap
-	t_skip_all "this kernel's backend ($hook) tracks no mms"
+	t_skip_all "no tracked mms: this kernel's backend is $hook"
 fi
 t_plan 13
 # The kprobe backend: the parameter must be there, by default the kernel's
