@@ -24,17 +24,18 @@
 #include <linux/proc_fs.h>
 #include <linux/seq_file.h>
 #include <linux/string.h>
+#include <linux/stringify.h>
 #include <linux/sysctl.h>
 #include "fmm.h"
 
 /* A parameter is an int in [0, max]; anything else fails insmod with help. */
 static int fmm_param_set(const char *val, const struct kernel_param *kp,
-			 int max, const char *help)
+			 int min, int max, const char *help)
 {
 	int v, ret;
 
 	ret = kstrtoint(val, 0, &v);
-	if (ret || v < 0 || v > max) {
+	if (ret || v < min || v > max) {
 		pr_err("%s=%s: must be %s\n", kp->name, val, help);
 		return -EINVAL;
 	}
@@ -46,7 +47,7 @@ static int fmm_param_set_layout(const char *val, const struct kernel_param *kp)
 {
 	const char *help = "0 (kernel), 1 (legacy), 2 (flexible) or 3 (auto)";
 
-	return fmm_param_set(val, kp, FLEXMMAP_LAYOUT_MAX, help);
+	return fmm_param_set(val, kp, 0, FLEXMMAP_LAYOUT_MAX, help);
 }
 
 static const struct kernel_param_ops fmm_layout_ops = {
@@ -65,7 +66,7 @@ static int fmm_param_set_nx(const char *val, const struct kernel_param *kp)
 {
 	const char *help = "0 (kernel), 1 (legacy-exec), 2 (strict) or 3 (W^X)";
 
-	return fmm_param_set(val, kp, FLEXMMAP_NX_MAX, help);
+	return fmm_param_set(val, kp, 0, FLEXMMAP_NX_MAX, help);
 }
 
 static const struct kernel_param_ops fmm_nx_ops = {
@@ -99,24 +100,19 @@ MODULE_PARM_DESC(markings,
 /* clang-format on */
 
 #ifndef FMM_UNTRACKED
+static const char fmm_track_max_help[] =
+	__stringify(FMM_TRACK_MAX_MIN) " to " __stringify(FMM_TRACK_MAX_MAX);
+
 static int fmm_param_set_track_max(const char *val,
 				   const struct kernel_param *kp)
 {
-	unsigned int v;
-
-	if (kstrtouint(val, 0, &v) || v < FMM_TRACK_MAX_MIN ||
-	    v > FMM_TRACK_MAX_MAX) {
-		pr_err("%s=%s: must be %u to %u\n", kp->name, val,
-		       FMM_TRACK_MAX_MIN, FMM_TRACK_MAX_MAX);
-		return -EINVAL;
-	}
-	*(unsigned int *)kp->arg = v;
-	return 0;
+	return fmm_param_set(val, kp, FMM_TRACK_MAX_MIN, FMM_TRACK_MAX_MAX,
+			     fmm_track_max_help);
 }
 
 static const struct kernel_param_ops fmm_track_max_ops = {
 	.set = fmm_param_set_track_max,
-	.get = param_get_uint,
+	.get = param_get_int,
 };
 
 module_param_cb(track_max, &fmm_track_max_ops, &fmm_track_max, 0444);
@@ -131,7 +127,7 @@ static int fmm_param_set_pae_nx(const char *val, const struct kernel_param *kp)
 {
 	const char *help = "0 (off), 1 (with the NX policy) or 2 (from load)";
 
-	return fmm_param_set(val, kp, FMM_PAE_NX_LOAD, help);
+	return fmm_param_set(val, kp, 0, FMM_PAE_NX_LOAD, help);
 }
 
 static const struct kernel_param_ops fmm_pae_nx_ops = {

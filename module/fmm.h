@@ -380,8 +380,8 @@ static inline bool fmm_track_del(struct mm_struct *mm)
  * load); 0 until then: the kernel's default threads-max
  */
 #define FMM_TRACK_MAX_MIN 64
-#define FMM_TRACK_MAX_MAX (4 * 1024 * 1024)
-extern unsigned int fmm_track_max;
+#define FMM_TRACK_MAX_MAX 4194304
+extern int fmm_track_max;
 int fmm_track_init(void);
 void fmm_track_exit(void);
 bool fmm_track_add(struct mm_struct *mm);

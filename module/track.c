@@ -67,7 +67,7 @@ struct fmm_mm {
  * only after the kernel's own limit would have; an mm that finds no free
  * entry stays on the kernel's allocator (counted as a fallback).
  */
-unsigned int fmm_track_max;
+int fmm_track_max;
 static struct fmm_mm *fmm_pool;
 static HLIST_HEAD(fmm_free);
 static struct hlist_head *fmm_mms;
@@ -80,7 +80,7 @@ static bool fmm_unloading;
 int fmm_track_init(void)
 {
 	u64 ram = (u64)totalram_pages() << PAGE_SHIFT;
-	unsigned int i;
+	int i;
 
 	if (!fmm_track_max)
 		fmm_track_max = clamp_t(u64, div64_u64(ram, 8 * THREAD_SIZE),
@@ -134,7 +134,7 @@ static void fmm_put_locked(struct fmm_mm *e)
 static void fmm_track_full(void)
 {
 	/* clang-format off */
-	pr_warn_once("more than track_max=%u processes on the module's allocators: the rest stay on the kernel's\n",
+	pr_warn_once("more than track_max=%d processes on the module's allocators: the rest stay on the kernel's\n",
 		     fmm_track_max);
 	/* clang-format on */
 }
