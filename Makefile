@@ -11,7 +11,7 @@
 #   make report     build, boot the guest, measure each layout's capacity: table,
 #                   CSV/JSON and SVG pictures in REPORT_DIR (REPORT_ARGS: its options)
 #   make kernel     build (or reuse) the kernel from linux-source-6.1 with patches/
-#   make check-all  make check on every kernel: stock, trixie, source, source-rt, i386, parisc (+ its colour mutants)
+#   make check-all  make check on every kernel of scripts/kernels.list (+ parisc's colour mutants)
 #   make fresh-check  the README's commands in a clean Debian 12 root (scripts/fresh-check)
 #   make matrix     build the module (W=1, a warning fails) against every Debian 12 and 13
 #                   kernel ABI x flavour (amd64, cloud-amd64, rt-amd64) the archive offers:
@@ -45,38 +45,49 @@ FLEXMMAP_CACHE ?= $(HOME)/.cache/flexmmap
 export FLEXMMAP_CACHE
 
 SRC := $(CURDIR)
-ifeq ($(GUEST),trixie)
-KERNEL := trixie
+# The kernel: a NAME of scripts/kernels.list.  GUEST=G is KERNEL=G, and
+# FLAVOUR=F makes it G-F (FLAVOUR=rt alone: rt; GUEST=trixie FLAVOUR=cloud:
+# trixie-cloud).  KVER=RELEASE picks the ABI of a kernel whose module this
+# machine's headers build (FLEXMMAP_KVER).
+ifneq ($(GUEST),)
+KERNEL := $(GUEST)
 endif
-ifeq ($(GUEST),i386)
-KERNEL := i386
-endif
-ifeq ($(GUEST),parisc)
-KERNEL := parisc
+ifneq ($(FLAVOUR),)
+KERNEL := $(if $(filter-out stock,$(or $(KERNEL),stock)),$(KERNEL)-$(FLAVOUR),$(FLAVOUR))
 endif
 KERNEL ?= stock
 export FLEXMMAP_KERNEL := $(KERNEL)
+ifneq ($(KVER),)
+export FLEXMMAP_KVER := $(KVER)
+endif
+# make 4.3's $(shell) does not see exported variables: FLEXMMAP_KERNEL inline.
+KLIB = FLEXMMAP_KERNEL=$(KERNEL) FLEXMMAP_KVER=$(FLEXMMAP_KVER) && . $(SRC)/scripts/lib.sh &&
+KFIELDS := $(shell $(KLIB) for f in arch flavour build; do flexmmap_kfield $$f $(KERNEL); done)
+KARCH_DEB := $(word 1,$(KFIELDS))
+KFLAVOUR := $(word 2,$(KFIELDS))
+KHOW := $(word 3,$(KFIELDS))
+ifeq ($(KHOW),)
+$(error KERNEL=$(KERNEL) is not in scripts/kernels.list: $(shell awk '!/^[[:space:]]*(\#|$$)/ { printf "%s ", $$1 }' $(SRC)/scripts/kernels.list))
+endif
 ifeq ($(KERNEL),stock)
 BUILD := $(FLEXMMAP_CACHE)/build
+else
+BUILD := $(FLEXMMAP_CACHE)/build/$(KERNEL)
+endif
+ifeq ($(KHOW),host)
 # Evaluated lazily: the headers may be installed by "deps" first.
-KVER = $(shell . $(SRC)/scripts/lib.sh && flexmmap_kver 2>/dev/null)
-KDIR = /usr/src/linux-headers-$(KVER)
-else ifeq ($(KERNEL),source)
-BUILD := $(FLEXMMAP_CACHE)/build/source
-KDIR = $(shell $(SRC)/scripts/build-kernel --print)/linux
-else ifeq ($(KERNEL),source-rt)
-BUILD := $(FLEXMMAP_CACHE)/build/source-rt
-# make 4.3's $(shell) does not see exported variables: FLEXMMAP_KERNEL inline.
-KDIR = $(shell FLEXMMAP_KERNEL=source-rt $(SRC)/scripts/build-kernel --print)/linux
-else ifeq ($(KERNEL),trixie)
-BUILD := $(FLEXMMAP_CACHE)/build/trixie
-KDIR :=
-else ifeq ($(KERNEL),i386)
-BUILD := $(FLEXMMAP_CACHE)/build/i386
+KVER_BUILT = $(shell $(KLIB) flexmmap_kver 2>/dev/null)
+KDIR = /usr/src/linux-headers-$(KVER_BUILT)
+else ifeq ($(KHOW),chroot)
+# In the trixie build root (scripts/trixie-chroot), which has the headers.
+KVER_BUILT = $(shell $(KLIB) flexmmap_guest_kver 2>/dev/null)
+KDIR = /usr/src/linux-headers-$(KVER_BUILT)
+else ifeq ($(KHOW),source)
+KDIR = $(shell FLEXMMAP_KERNEL=$(KERNEL) $(SRC)/scripts/build-kernel --print)/linux
+else ifeq ($(KHOW),i386)
 KDIR = $(shell $(SRC)/scripts/i386-headers --quiet)
 KARCH := ARCH=i386
-else ifeq ($(KERNEL),parisc)
-BUILD := $(FLEXMMAP_CACHE)/build/parisc
+else ifeq ($(KHOW),parisc)
 KDIR = $(shell $(SRC)/scripts/build-kernel-parisc --print)/linux
 # The hppa cross tools; on PATH as well: arch/parisc/Makefile looks its
 # tools up there (cc-cross-prefix).
@@ -86,11 +97,9 @@ KENV = PATH=$(HPPA_BIN):$$PATH
 ifneq ($(filter-out module kernel check clean,$(or $(MAKECMDGOALS),all)),)
 $(error KERNEL=parisc: only "make module", "make kernel" and "make check" so far (docs/parisc-guest.md))
 endif
-else
-$(error KERNEL must be stock (Debian's kernel), source (make kernel), source-rt (PREEMPT_RT, 6.12), trixie (Debian 13), i386 (Debian 12, 32-bit) or parisc (qemu-system-hppa), not '$(KERNEL)')
 endif
 # The guest's own programs (benchmark, selftests): 32-bit for the i386 guest.
-ifeq ($(KERNEL),i386)
+ifeq ($(KARCH_DEB),i386)
 GUEST_M := -m32
 else
 GUEST_M := -m64
@@ -109,14 +118,15 @@ all: module probes benchprog selftests stage
 deps:
 	@$(SRC)/scripts/deps
 
-ifneq ($(filter source source-rt,$(KERNEL)),)
+ifneq ($(filter source parisc,$(KHOW)),)
 module: kernel
 endif
-ifeq ($(KERNEL),i386)
+ifeq ($(KHOW),i386)
 module: i386-headers
 endif
-ifeq ($(KERNEL),parisc)
-module: kernel
+# The headers of a flavour other than amd64 (make deps installs them).
+ifeq ($(KHOW),host)
+module: deps
 endif
 # The sources are copied to $(KMOD): kbuild writes its objects beside them.
 # Trixie's 6.12 headers are used in the trixie build root.  Objects built
@@ -126,14 +136,14 @@ endif
 # the source kernel rebuilt with namespaces kept a module built without,
 # and every read of /proc/flexmmap oopsed).
 module:
-ifeq ($(KERNEL),stock)
-	@echo "flexmmap: kernel $(or $(KVER),(none found)) ($(if $(FLEXMMAP_KVER),FLEXMMAP_KVER,the newest generic -amd64 headers; FLEXMMAP_KVER=RELEASE chooses))" >&2
+ifeq ($(KHOW),host)
+	@echo "flexmmap: kernel $(or $(KVER_BUILT),(none found)) ($(if $(FLEXMMAP_KVER),FLEXMMAP_KVER,the newest $(KFLAVOUR) headers; KVER=RELEASE chooses))" >&2
 endif
-ifneq ($(KERNEL),trixie)
+ifneq ($(KHOW),chroot)
 	@test -f "$(KDIR)/Makefile" || { \
-	  echo "flexmmap: no kernel tree at $(KDIR) (KERNEL=stock: linux-headers-6.1.0-NN-amd64;" \
-	       "KERNEL=i386: scripts/i386-headers; KERNEL=parisc: make kernel GUEST=parisc);" \
-	       "run 'make deps' or 'apt-get install linux-headers-amd64'" >&2; exit 1; }
+	  echo "flexmmap: no kernel tree at $(KDIR) for KERNEL=$(KERNEL) (BUILD $(KHOW) in scripts/kernels.list;" \
+	       "host: run 'make deps' or 'apt-get install linux-headers-$(KFLAVOUR)'; i386: scripts/i386-headers;" \
+	       "source, parisc: make kernel KERNEL=$(KERNEL))" >&2; exit 1; }
 endif
 	@[ "$$(cat $(KMOD)/.kdir 2>/dev/null)" = "$(KERNEL) $(KDIR)" ] || rm -rf $(KMOD)
 	@mkdir -p $(KMOD)/module $(KMOD)/include $(OUT)
@@ -146,9 +156,8 @@ endif
 	  rm -f "$$f" "$(KMOD)/module/$${b%.*}.o" "$(KMOD)/module/.$${b%.*}.o.cmd"; \
 	done
 	@$(SRC)/scripts/copy-changed $(SRC)/include $(KMOD)/include
-ifeq ($(KERNEL),trixie)
-	$(SRC)/scripts/trixie-chroot $(KMOD) -- sh -c \
-	  'make -C /usr/src/linux-headers-*-amd64 M=$(KMOD) W=1 modules'
+ifeq ($(KHOW),chroot)
+	$(SRC)/scripts/trixie-chroot $(KMOD) -- make -C $(KDIR) M=$(KMOD) W=1 modules
 else
 	$(KENV) $(MAKE) -C $(KDIR) M=$(KMOD) $(KARCH) W=1 modules
 endif
@@ -164,7 +173,7 @@ i386-headers: deps
 # KERNEL=source-rt: linux-source-6.12 with PREEMPT_RT (scripts/build-kernel).
 # KERNEL=parisc: the parisc guest's (scripts/build-kernel-parisc, which
 # installs the hppa tools it needs), in $(FLEXMMAP_CACHE)/parisc-kernel.
-ifeq ($(KERNEL),parisc)
+ifeq ($(KHOW),parisc)
 kernel:
 	@$(SRC)/scripts/build-kernel-parisc >/dev/null
 else
@@ -251,19 +260,19 @@ deb:
 install: notrixie module
 	$(MAKE) -C $(KDIR) M=$(KMOD) INSTALL_MOD_PATH=$(INSTALL_MOD_PATH) \
 	  INSTALL_MOD_DIR=updates modules_install
-	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
+	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER_BUILT)
 
 uninstall: notrixie
-	rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KVER)/updates/flexmmap.ko*
-	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER)
+	rm -f $(INSTALL_MOD_PATH)/lib/modules/$(KVER_BUILT)/updates/flexmmap.ko*
+	depmod $(if $(INSTALL_MOD_PATH),-b $(INSTALL_MOD_PATH)) $(KVER_BUILT)
 
 # This machine is Debian 12: a 6.12 module is for the trixie guest, or for a
 # Debian 13 machine through the flexmmap-dkms package.
 notrixie:
-	@test "$(KERNEL)" != trixie || { \
-	  echo "flexmmap: 'make $(MAKECMDGOALS)' is for this machine's own kernel, not KERNEL=trixie;" \
+	@test "$(KHOW)" != chroot || { \
+	  echo "flexmmap: 'make $(MAKECMDGOALS)' is for this machine's own kernel, not KERNEL=$(KERNEL);" \
 	       "on Debian 13 install flexmmap-dkms (make deb)" >&2; exit 1; }
-	@test "$(KERNEL)" != i386 || { \
+	@test "$(KHOW)" != i386 || { \
 	  echo "flexmmap: 'make $(MAKECMDGOALS)' is for this machine's own kernel, not KERNEL=i386;" \
 	       "on a 32-bit Debian 12 install flexmmap-dkms (make deb)" >&2; exit 1; }
 
@@ -274,7 +283,7 @@ lint: deps
 # make check CHECK_ARGS="--guest-only 30-"
 # GUEST=parisc: the module, the initramfs and tests/parisc/check
 # (CHECK_ARGS="colour unload": some of its groups).
-ifeq ($(KERNEL),parisc)
+ifeq ($(KHOW),parisc)
 check:
 	@$(MAKE) --no-print-directory module
 	@$(SRC)/guest-image/build-parisc --quiet >/dev/null
@@ -292,9 +301,8 @@ check-donothing: deps
 	@$(MAKE) --no-print-directory all image
 	@rm -rf $(DNMOD) && mkdir -p $(DNMOD) $(OUT)/donothing
 	@cp $(SRC)/tests/donothing/Kbuild $(SRC)/tests/donothing/flexmmap.c $(DNMOD)/
-ifeq ($(KERNEL),trixie)
-	$(SRC)/scripts/trixie-chroot $(DNMOD) -- sh -c \
-	  'make -C /usr/src/linux-headers-*-amd64 M=$(DNMOD) W=1 modules'
+ifeq ($(KHOW),chroot)
+	$(SRC)/scripts/trixie-chroot $(DNMOD) -- make -C $(KDIR) M=$(DNMOD) W=1 modules
 else
 	$(MAKE) -C $(KDIR) M=$(DNMOD) $(KARCH) W=1 modules
 endif
@@ -307,13 +315,12 @@ endif
 # i386 guest's (its cold image alone takes about 16 minutes).  .ci/run
 # runs the parisc guest's suite too; its colour mutants are here only.
 check-all: deps
-	@$(MAKE) --no-print-directory check KERNEL=stock
-	@$(MAKE) --no-print-directory check KERNEL=trixie
-	@$(MAKE) --no-print-directory check KERNEL=source
-	@$(MAKE) --no-print-directory check KERNEL=source-rt
-	@$(MAKE) --no-print-directory check GUEST=i386
-	@$(MAKE) --no-print-directory check GUEST=parisc
-	@$(SRC)/tests/parisc/colour-mutants
+	@st=0; for k in $$(awk '!/^[[:space:]]*(#|$$)/ { print $$1 }' $(SRC)/scripts/kernels.list); do \
+	  echo "flexmmap: make check KERNEL=$$k" >&2; \
+	  $(MAKE) --no-print-directory check KERNEL=$$k FLAVOUR= GUEST= || st=1; \
+	done; \
+	$(SRC)/tests/parisc/colour-mutants || st=1; \
+	exit $$st
 
 # The build matrix (issue 37): the module built with W=1 against every
 # bookworm and trixie linux-headers ABI x flavour the archive offers, the
