@@ -62,12 +62,14 @@ export FLEXMMAP_KVER := $(KVER)
 endif
 # make 4.3's $(shell) does not see exported variables: FLEXMMAP_KERNEL inline.
 KLIB = FLEXMMAP_KERNEL=$(KERNEL) FLEXMMAP_KVER=$(FLEXMMAP_KVER) && . $(SRC)/scripts/lib.sh &&
+# The table's names, as scripts/lib.sh lists them.
+KNAMES = $(shell . $(SRC)/scripts/lib.sh && flexmmap_kernel_names)
 KFIELDS := $(shell $(KLIB) for f in arch flavour build; do flexmmap_kfield $$f $(KERNEL); done)
 KARCH_DEB := $(word 1,$(KFIELDS))
 KFLAVOUR := $(word 2,$(KFIELDS))
 KHOW := $(word 3,$(KFIELDS))
 ifeq ($(KHOW),)
-$(error KERNEL=$(KERNEL) is not in scripts/kernels.list: $(shell awk '!/^[[:space:]]*(\#|$$)/ { printf "%s ", $$1 }' $(SRC)/scripts/kernels.list))
+$(error KERNEL=$(KERNEL) is not in scripts/kernels.list: $(KNAMES))
 endif
 ifeq ($(KERNEL),stock)
 BUILD := $(FLEXMMAP_CACHE)/build
@@ -315,7 +317,7 @@ endif
 # i386 guest's (its cold image alone takes about 16 minutes).  .ci/run
 # runs the parisc guest's suite too; its colour mutants are here only.
 check-all: deps
-	@st=0; for k in $$(awk '!/^[[:space:]]*(#|$$)/ { print $$1 }' $(SRC)/scripts/kernels.list); do \
+	@st=0; for k in $(KNAMES); do \
 	  echo "flexmmap: make check KERNEL=$$k" >&2; \
 	  $(MAKE) --no-print-directory check KERNEL=$$k FLAVOUR= GUEST= || st=1; \
 	done; \
