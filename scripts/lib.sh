@@ -122,9 +122,14 @@ flexmmap_umount_below() {
 
 # The build output the guest sees at /flexmmap: the module is built against
 # the guest's kernel, so each kernel has its own (the stock one's is
-# build/out, the others' build/NAME/out).
+# build/out, the others' build/NAME/out).  FLEXMMAP_OUT names another
+# (scripts/matrix --boot: a copy with the module of one ABI).
 flexmmap_out() {
 	local k
+	if [ -n "${FLEXMMAP_OUT:-}" ]; then
+		echo "$FLEXMMAP_OUT"
+		return
+	fi
 	k=$(flexmmap_kernel) || exit 1
 	if [ "$k" = stock ]; then
 		echo "$FLEXMMAP_CACHE/build/out"
@@ -143,7 +148,13 @@ flexmmap_guest_kver() {
 		[ -f "$d/kver" ] || die "the source kernel is not built (run: make kernel)"
 		cat "$d/kver"
 		;;
-	chroot) flexmmap_trixie_kernel "" | cut -d' ' -f1 ;;
+	chroot)
+		if [ -n "${FLEXMMAP_KVER:-}" ]; then
+			echo "$FLEXMMAP_KVER"
+		else
+			flexmmap_trixie_kernel "" | cut -d' ' -f1
+		fi
+		;;
 	i386)
 		d=$(FLEXMMAP_KERNEL=stock flexmmap_kver) || exit 1
 		echo "${d%-amd64}-686-pae"
