@@ -114,7 +114,7 @@ t_eq "a second run: the same records, each count doubled" \
 others=$(awk -F '\t' '!/^#/ { print $2 }' $F | sort -u | grep -vxF "$P/fmm-wx-$b")
 t_diag "other programs recorded: $(tr '\n' ';' <<<"$others")"
 t_eq "the other programs recorded are fmm-wx's helpers and the copies it execs" "" \
-	"$(grep -v -e '^$' -e "^$P/fmm-nx-" -e '^/memfd:' -e '^/tmp/' -e '^/dev/shm/' <<<"$others")"
+	"$(grep -v -e '^$' -e "^$P/fmm-" -e '^/memfd:' -e '^/tmp/' -e '^/var/tmp/' -e '^/dev/shm/' <<<"$others")"
 
 # --- M: refused whatever complain mode says ---------------------------------------
 # With the helpers it execs beside it (its own name + -rxbss, fmm-nx-NN-rwxtext), marked too.
@@ -123,12 +123,14 @@ cp "$P/fmm-wx-$b-rxbss" "$W/fmm-wx-M-rxbss"
 cp "$P/fmm-nx-$b-rwxtext" "$W/"
 out=$("$MARK" --pax M "$W/fmm-wx-M" "$W/fmm-wx-M-rxbss" "$W/fmm-nx-$b-rwxtext" 2>&1) ||
 	t_diag "flexmmap-mark --pax M failed: $out"
+# Its route pax-m-user-copy execs a copy the route marks m as a user: not
+# trusted, so not M either: complain mode lets that one through.
 d0=$(wx_denials)
 out=$("$W/fmm-wx-M" --expect 3 2>&1)
-rc=$?
-t_eq "an M binary under complain mode: every route as nx=3 enforces, denials counted, no record" \
-	"0 yes 0" "$rc $([ "$(wx_denials)" -gt "$d0" ] && echo yes || echo no) $(records "$W/fmm-wx-M" | wc -l)"
-[ "$rc" = 0 ] || t_diag "$(grep -E '^not ok' <<<"$out")"
+bad=$(grep -E '^not ok' <<<"$out" | grep -v ' pax-m-user-copy: open')
+t_eq "an M binary under complain mode: every route as nx=3 enforces (but its unmarked copy), denials counted, no record" \
+	"none yes 0" "${bad:-none} $([ "$(wx_denials)" -gt "$d0" ] && echo yes || echo no) $(records "$W/fmm-wx-M" | wc -l)"
+t_diag "$(grep -cE '^ok ' <<<"$out") routes closed as under nx=3$(grep -q ' pax-m-user-copy: open' <<<"$out" && echo "; pax-m-user-copy open")"
 
 # --- nobody's copy: its uid -----------------------------------------------------------
 cp "$P/fmm-wx-$b" "$W/fmm-wx-nobody"
