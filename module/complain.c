@@ -6,8 +6,9 @@
  * gets it, and the refusal it would have had is recorded here: one record
  * per program and kind of refusal (the call, what was refused, the kind
  * of memory), with a count, the protection before and after, the mapping
- * that holds the calling instruction where it can be told, the last uid
- * and whether a marking applied.  /proc/flexmmap/wx_complaints shows them
+ * that holds the calling instruction where it can be told and the last
+ * uid.  No record has a marking: an M binary is refused, an m binary is
+ * not under W^X.  /proc/flexmmap/wx_complaints shows them
  * to CAP_SYS_ADMIN of the initial user namespace (the paths and uids of
  * every user's programs); a write there empties the table.  A process
  * whose binary is marked M never gets complain mode's leniency: the
@@ -54,7 +55,6 @@ int fmm_wx_complain;
  * @prot: the protection asked for (PROT_* bits)
  * @caller: the mapping holding the calling instruction, or "?"
  * @uid: the uid of the last process it happened to
- * @marked: a marking applied to the program
  * @count: how many times
  */
 struct fmm_complaint {
@@ -68,7 +68,6 @@ struct fmm_complaint {
 	unsigned long prot;
 	char caller[FMM_NAME_MAX];
 	kuid_t uid;
-	bool marked;
 	unsigned long count;
 };
 
@@ -132,12 +131,9 @@ bool fmm_wx_complaint(const struct fmm_wx_refusal *r)
 	struct inode *inode;
 	unsigned long flags;
 	struct file *exe;
-	int nx, i;
+	int i;
 
-	if (!READ_ONCE(fmm_wx_complain))
-		return false;
-	nx = fmm_mm_nx(r->mm);
-	if (nx & FMM_NX_MARKED)
+	if (!READ_ONCE(fmm_wx_complain) || (fmm_mm_nx(r->mm) & FMM_NX_MARKED))
 		return false;
 	atomic_long_inc(&fmm_stats.wx_complained);
 	/* Only current's own mm has a calling instruction worth naming. */
@@ -164,8 +160,6 @@ bool fmm_wx_complaint(const struct fmm_wx_refusal *r)
 	if (i < FMM_COMPLAINTS_MAX) {
 		c->count++;
 		c->uid = current_uid();
-		raw_spin_unlock_irqrestore(&fmm_complaints_lock, flags);
-		/* Kept by the record already; dropped below, outside the lock. */
 	} else if (free) {
 		free->exe = exe;
 		free->dev = inode->i_sb->s_dev;
@@ -177,18 +171,19 @@ bool fmm_wx_complaint(const struct fmm_wx_refusal *r)
 		free->prot = r->prot;
 		memcpy(free->caller, caller, sizeof(caller));
 		free->uid = current_uid();
-		free->marked = nx & FMM_NX_MARKED;
 		free->count = 1;
-		raw_spin_unlock_irqrestore(&fmm_complaints_lock, flags);
-		return true;
-	} else {
-		raw_spin_unlock_irqrestore(&fmm_complaints_lock, flags);
-		atomic_long_inc(&fmm_stats.wx_complaints_dropped);
+		exe = NULL;
 	}
+	raw_spin_unlock_irqrestore(&fmm_complaints_lock, flags);
+	if (!exe)
+		return true;
+	if (i == FMM_COMPLAINTS_MAX)
+		atomic_long_inc(&fmm_stats.wx_complaints_dropped);
 	/*
-	 * Not kept: fput() only queues the final release (task work, or a
-	 * work item from a kernel thread), and another reference, the
-	 * record's or the mm's, is held while this one is put.
+	 * Not kept (the record had it already, or no room): fput() only
+	 * queues the final release (task work, or a work item from a kernel
+	 * thread), and another reference, the record's or the mm's, is held
+	 * while this one is put.
 	 */
 	fput(exe);
 	return true;
@@ -233,7 +228,7 @@ static void fmm_prot_str(char *s, long prot)
 /*
  * One line per record, tab-separated: count, path (escaped), dev:ino, uid
  * (in the reader's user namespace), call, what was refused, the memory,
- * the protection before and asked for, the caller's mapping, marked.
+ * the protection before and asked for, the caller's mapping.
  * Each record is copied under the lock with a reference of its own, and
  * formatted outside it (d_path() may sleep).
  */
@@ -245,7 +240,7 @@ static int fmm_complaints_show(struct seq_file *m, void *v)
 	unsigned long flags;
 	int i;
 
-	seq_puts(m, "# count\tpath\tdev:ino\tuid\tcall\trefused\tmemory\told\tnew\tcaller\tmarked\n");
+	seq_puts(m, "# count\tpath\tdev:ino\tuid\tcall\trefused\tmemory\told\tnew\tcaller\n");
 	for (i = 0; i < FMM_COMPLAINTS_MAX; i++) {
 		raw_spin_lock_irqsave(&fmm_complaints_lock, flags);
 		c = fmm_complaints[i];
@@ -262,7 +257,7 @@ static int fmm_complaints_show(struct seq_file *m, void *v)
 			   MINOR(c.dev), c.ino, from_kuid_munged(ns, c.uid),
 			   c.call, c.what, c.of ? c.of : "a file", old, prot);
 		seq_escape(m, c.caller, "\t\n\\");
-		seq_printf(m, "\t%d\n", c.marked);
+		seq_putc(m, '\n');
 		fput(c.exe);
 	}
 	return 0;

@@ -415,8 +415,7 @@ static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 
 NOKPROBE_SYMBOL(fmm_wx_mmap_pre);
 
-/* A vma's protection as PROT_* bits, for the trace event and the
- * complaints. */
+/* A vma's protection as PROT_* bits, for the trace event and complaints. */
 static unsigned long fmm_vma_prot(struct vm_area_struct *vma)
 {
 	return ((vma->vm_flags & VM_READ) ? PROT_READ : 0) |

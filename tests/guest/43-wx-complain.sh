@@ -102,11 +102,11 @@ t_diag "its records (call~refused~memory~count):"
 t_diag "${r1//$'\n'/; }"
 line=$(awk -F '\t' -v p="$P/fmm-wx-$b" '$2 == p && $5 == "mprotect" && $6 == "PROT_WRITE|PROT_EXEC" { print; exit }' $F)
 d=$(stat -c %d "$P/fmm-wx-$b") i=$(stat -c %i "$P/fmm-wx-$b")
-IFS=$'\t' read -r _ _ devino uid _ _ mem old new caller marked <<<"$line"
+IFS=$'\t' read -r _ _ devino uid _ _ mem old new caller <<<"$line"
 [[ $old =~ ^[r-][w-]-$ ]] && old=ok
-t_eq "mprotect(RWX)'s record: dev:ino, uid, memory, old (not executable) -> new, caller, marked" \
-	"$(((d >> 8) & 0xfff)):$(((d & 0xff) | ((d >> 12) & 0xfff00))):$i 0|anonymous memory|ok|rwx|fmm-wx-$b|0" \
-	"$devino $uid|$mem|$old|$new|$caller|$marked"
+t_eq "mprotect(RWX)'s record: dev:ino, uid, memory, old (not executable) -> new, caller" \
+	"$(((d >> 8) & 0xfff)):$(((d & 0xff) | ((d >> 12) & 0xfff00))):$i 0|anonymous memory|ok|rwx|fmm-wx-$b" \
+	"$devino $uid|$mem|$old|$new|$caller"
 "$P/fmm-wx-$b" --print >/dev/null 2>&1
 r2=$(records "$P/fmm-wx-$b")
 t_eq "a second run: the same records, each count doubled" \
