@@ -16,7 +16,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 22
+t_plan 25
 
 S=/proc/sys/vm
 C=$S/flexmmap_wx_complain
@@ -145,11 +145,39 @@ t_eq "the kernel log says 'allowed (complain mode)' for what complain mode let t
 t_eq "nobody's program: records with uid 65534" "65534" \
 	"$(awk -F '\t' -v p="$W/fmm-wx-nobody" '$2 == p { print $4 }' $F | sort -u | tr '\n' ' ' | sed 's/ $//')"
 
+# --- flexmmap-mark --suggest -------------------------------------------------------
+out=$(as_nobody "$MARK" --suggest 2>&1)
+t_eq "--suggest as nobody: exit 1, the records need root" "1 yes" \
+	"$? $(grep -q 'CAP_SYS_ADMIN' <<<"$out" && echo yes || echo "no: $out")"
+sug=$("$MARK" --suggest)
+rc=$?
+# Each program recorded: one comment; a command where its file is root's
+# and still there (the deleted copies and memfds get a comment saying why not).
+want=$(awk -F '\t' '!/^#/ { print $2 }' $F | sort -u | while IFS= read -r p; do
+	echo "# $p"
+	if [[ $p != *" (deleted)" ]] && [ "$(stat -c %u "$p" 2>/dev/null)" = 0 ]; then
+		echo "flexmmap-mark --pax m $p"
+	fi
+done | sort)
+got=$(grep -E '^(# /|flexmmap-mark )' <<<"$sug" | sed 's/: [0-9]* refused under W^X: .*//' | sort)
+t_eq "--suggest: exit 0, each recorded program once, a command for each root's file still there" \
+	"0 $want" "$rc $got"
+t_diag "--suggest printed $(grep -c '^flexmmap-mark ' <<<"$sug") commands; the first lines:"
+t_diag "$(head -n 4 <<<"$sug")"
+cmd=$(grep -xF "flexmmap-mark --pax m $W/fmm-wx-nobody" <<<"$sug")
+
 # --- complain 0: refused again ------------------------------------------------------
 echo 0 >$C
 d0=$(wx_denials)
 t_check "complain 0: fmm-wx-$b matches the nx=3 table again" "$P/fmm-wx-$b" --expect 3
 t_eq "complain 0: denials counted again" yes "$([ "$(wx_denials)" -gt "$d0" ] && echo yes || echo no)"
+# The suggestion for nobody's copy, applied (flexmmap-mark from the probes' folder).
+d0=$(wx_denials)
+read -r -a words <<<"$cmd"
+[ -n "$cmd" ] && "$P/${words[0]}" "${words[@]:1}" >/dev/null 2>&1
+(cd / && as_nobody "$W/fmm-wx-nobody" --print >/dev/null 2>&1)
+t_eq "--suggest's command for nobody's copy, run: under nx=3 enforce that copy is refused nothing (m)" \
+	"found 0 pax=m" "$([ -n "$cmd" ] && echo found || echo missing) $(($(wx_denials) - d0)) $("$MARK" --show "$W/fmm-wx-nobody" | cut -d' ' -f2)"
 
 # --- a record holds its program's file; emptied by a write, dropped by rmmod --------
 mkdir -p $W/mnt && mount -t tmpfs tmpfs $W/mnt && cp "$P/fmm-wx-$b" $W/mnt/p
