@@ -153,6 +153,17 @@ static inline bool fmm_mmap_write_trylock(struct mm_struct *mm)
 #endif
 
 /*
+ * userfaultfd's fills run under the destination mm's mmap lock on 6.1;
+ * since 6.8 under the destination vma's own lock (per-VMA locks), the mmap
+ * lock not held.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define FMM_UFFD_FILL_MMAP_LOCKED false
+#else
+#define FMM_UFFD_FILL_MMAP_LOCKED true
+#endif
+
+/*
  * A reference on @mm's program, without sleeping, under rcu_read_lock():
  * since 6.7 files are SLAB_TYPESAFE_BY_RCU and get_file_rcu() takes the
  * pointer's address to check it again after the increment; 6.1's is an

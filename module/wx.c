@@ -581,9 +581,9 @@ NOKPROBE_SYMBOL(fmm_wx_shmat_pre);
 /*
  * userfaultfd: UFFDIO_COPY, _CONTINUE and _ZEROPAGE fill a registered range
  * whatever its protection ("even without PROT_WRITE").  Both fill functions
- * run under the destination mm's mmap lock with the vma in hand, so the
- * vma's VM_EXEC cannot change between this check and the fill (mprotect
- * takes the lock for writing).  The ioctl then fails with EACCES.  The
+ * run under the destination mm's mmap lock (6.1) or the vma's own lock
+ * (6.8 on) with the vma in hand, so the vma's VM_EXEC cannot change
+ * between this check and the fill (mprotect takes both for writing).  The ioctl then fails with EACCES.  The
  * anonymous ZEROPAGE maps the zero page without them: see below.
  */
 static int fmm_wx_uffd_check(struct pt_regs *regs, unsigned long stub)
@@ -593,7 +593,7 @@ static int fmm_wx_uffd_check(struct pt_regs *regs, unsigned long stub)
 
 	if (!(vma->vm_flags & VM_EXEC) || !fmm_mm_wx(vma->vm_mm))
 		return 0;
-	/* The fill runs under the destination mm's mmap lock. */
+	/* The fill holds the mmap lock (6.1) or only the vma's (6.8 on). */
 	return fmm_wx_refuse_as(regs,
 				&(struct fmm_wx_refusal){
 					.mm = vma->vm_mm,
@@ -605,7 +605,8 @@ static int fmm_wx_uffd_check(struct pt_regs *regs, unsigned long stub)
 					.file = vma->vm_file,
 					.old = fmm_vma_prot(vma),
 					.prot = fmm_vma_prot(vma),
-					.locked = vma->vm_mm == current->mm,
+					.locked = FMM_UFFD_FILL_MMAP_LOCKED &&
+						  vma->vm_mm == current->mm,
 				},
 				&fmm_stats.wx_denied_uffd, stub);
 }
