@@ -171,13 +171,18 @@ echo 0 >$C
 d0=$(wx_denials)
 t_check "complain 0: fmm-wx-$b matches the nx=3 table again" "$P/fmm-wx-$b" --expect 3
 t_eq "complain 0: denials counted again" yes "$([ "$(wx_denials)" -gt "$d0" ] && echo yes || echo no)"
-# The suggestion for nobody's copy, applied (flexmmap-mark from the probes' folder).
-d0=$(wx_denials)
+# The suggestion for nobody's copy, applied (flexmmap-mark from the probes'
+# folder): its anonymous RWX mapping (fmm-wx --mmap-rwx: exit 0 when it ran
+# the bytes) is refused before, and after it runs with no denial (m).
+(cd / && as_nobody "$W/fmm-wx-nobody" --mmap-rwx >/dev/null 2>&1)
+before=$?
 read -r -a words <<<"$cmd"
 [ -n "$cmd" ] && "$P/${words[0]}" "${words[@]:1}" >/dev/null 2>&1
-(cd / && as_nobody "$W/fmm-wx-nobody" --print >/dev/null 2>&1)
-t_eq "--suggest's command for nobody's copy, run: under nx=3 enforce that copy is refused nothing (m)" \
-	"found 0 pax=m" "$([ -n "$cmd" ] && echo found || echo missing) $(($(wx_denials) - d0)) $("$MARK" --show "$W/fmm-wx-nobody" | cut -d' ' -f2)"
+d0=$(wx_denials)
+(cd / && as_nobody "$W/fmm-wx-nobody" --mmap-rwx >/dev/null 2>&1)
+after=$?
+t_eq "--suggest's command for nobody's copy, run: its RWX mapping, refused before (exit 1), runs (exit 0), no denial" \
+	"found 1 0 0 pax=m" "$([ -n "$cmd" ] && echo found || echo missing) $before $after $(($(wx_denials) - d0)) $("$MARK" --show "$W/fmm-wx-nobody" | cut -d' ' -f2)"
 
 # --- a record holds its program's file; emptied by a write, dropped by rmmod --------
 mkdir -p $W/mnt && mount -t tmpfs tmpfs $W/mnt && cp "$P/fmm-wx-$b" $W/mnt/p
