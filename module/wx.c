@@ -583,8 +583,9 @@ NOKPROBE_SYMBOL(fmm_wx_shmat_pre);
  * whatever its protection ("even without PROT_WRITE").  Both fill functions
  * run under the destination mm's mmap lock (6.1) or the vma's own lock
  * (6.8 on) with the vma in hand, so the vma's VM_EXEC cannot change
- * between this check and the fill (mprotect takes both for writing).  The ioctl then fails with EACCES.  The
- * anonymous ZEROPAGE maps the zero page without them: see below.
+ * between this check and the fill (mprotect takes both for writing).  The
+ * ioctl then fails with EACCES.  The anonymous ZEROPAGE maps the zero page
+ * without them: see below.
  */
 static int fmm_wx_uffd_check(struct pt_regs *regs, unsigned long stub)
 {
