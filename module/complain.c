@@ -201,7 +201,8 @@ void fmm_complaints_clear(void)
 	do {
 		n = 0;
 		raw_spin_lock_irqsave(&fmm_complaints_lock, flags);
-		for (i = 0; i < FMM_COMPLAINTS_MAX && n < ARRAY_SIZE(put); i++) {
+		for (i = 0; i < FMM_COMPLAINTS_MAX && n < ARRAY_SIZE(put);
+		     i++) {
 			if (!fmm_complaints[i].exe)
 				continue;
 			put[n++] = fmm_complaints[i].exe;
@@ -232,6 +233,9 @@ static void fmm_prot_str(char *s, long prot)
  * Each record is copied under the lock with a reference of its own, and
  * formatted outside it (d_path() may sleep).
  */
+static const char fmm_complaints_header[] =
+	"# count\tpath\tdev:ino\tuid\tcall\trefused\tmemory\told\tnew\tcaller\n";
+
 static int fmm_complaints_show(struct seq_file *m, void *v)
 {
 	struct user_namespace *ns = seq_user_ns(m);
@@ -240,7 +244,7 @@ static int fmm_complaints_show(struct seq_file *m, void *v)
 	unsigned long flags;
 	int i;
 
-	seq_puts(m, "# count\tpath\tdev:ino\tuid\tcall\trefused\tmemory\told\tnew\tcaller\n");
+	seq_puts(m, fmm_complaints_header);
 	for (i = 0; i < FMM_COMPLAINTS_MAX; i++) {
 		raw_spin_lock_irqsave(&fmm_complaints_lock, flags);
 		c = fmm_complaints[i];
@@ -253,9 +257,10 @@ static int fmm_complaints_show(struct seq_file *m, void *v)
 		fmm_prot_str(prot, c.prot);
 		seq_printf(m, "%lu\t", c.count);
 		seq_path(m, &c.exe->f_path, "\t\n\\");
-		seq_printf(m, "\t%u:%u:%lu\t%u\t%s\t%s\t%s\t%s\t%s\t", MAJOR(c.dev),
-			   MINOR(c.dev), c.ino, from_kuid_munged(ns, c.uid),
-			   c.call, c.what, c.of ? c.of : "a file", old, prot);
+		seq_printf(m, "\t%u:%u:%lu\t%u\t%s\t%s\t%s\t%s\t%s\t",
+			   MAJOR(c.dev), MINOR(c.dev), c.ino,
+			   from_kuid_munged(ns, c.uid), c.call, c.what,
+			   c.of ? c.of : "a file", old, prot);
 		seq_escape(m, c.caller, "\t\n\\");
 		seq_putc(m, '\n');
 		fput(c.exe);

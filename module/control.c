@@ -275,9 +275,8 @@ static int fmm_layout_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 static int fmm_nx_max = FLEXMMAP_NX_MAX;
 
 /* vm.flexmmap_wx_complain: 0 or 1, written by CAP_SYS_ADMIN as the others. */
-static int fmm_complain_sysctl(FMM_CTL_CONST struct ctl_table *table,
-			       int write, void *buffer, size_t *lenp,
-			       loff_t *ppos)
+static int fmm_complain_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
+			       void *buffer, size_t *lenp, loff_t *ppos)
 {
 	int old = READ_ONCE(fmm_wx_complain), ret;
 

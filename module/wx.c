@@ -275,8 +275,7 @@ NOKPROBE_SYMBOL(fmm_wx_vma_object);
  * and probe handlers run with preemption off.  Out of line, so the buffer
  * is on the stack only while the event is being recorded.
  */
-static noinline void fmm_wx_trace(const struct fmm_wx_refusal *r,
-				  bool allowed)
+static noinline void fmm_wx_trace(const struct fmm_wx_refusal *r, bool allowed)
 {
 	char buf[256];
 	const char *path = "(anonymous)";
@@ -322,9 +321,9 @@ static void fmm_wx_report(const struct fmm_wx_refusal *r, bool allowed)
 	rcu_read_unlock();
 	len = file ? fmm_file_name(name, file) : 0;
 	if (file && of)
-		pr_warn_ratelimited(FMM_WX_LOG "of %s (%*pE) %s\n", exe_len, exe,
-				    task_pid_nr(current), r->call, r->what, of,
-				    len, name, end);
+		pr_warn_ratelimited(FMM_WX_LOG "of %s (%*pE) %s\n", exe_len,
+				    exe, task_pid_nr(current), r->call, r->what,
+				    of, len, name, end);
 	else if (file)
 		pr_warn_ratelimited(FMM_WX_LOG "of %*pE %s\n", exe_len, exe,
 				    task_pid_nr(current), r->call, r->what, len,
@@ -335,7 +334,8 @@ static void fmm_wx_report(const struct fmm_wx_refusal *r, bool allowed)
 				    end);
 	else
 		pr_warn_ratelimited(FMM_WX_LOG "%s\n", exe_len, exe,
-				    task_pid_nr(current), r->call, r->what, end);
+				    task_pid_nr(current), r->call, r->what,
+				    end);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_report);
@@ -381,6 +381,7 @@ static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 	unsigned long flags = fmm_regs_get_argument(regs, 2);
 	enum fmm_wx_obj obj;
 	const char *why;
+	struct fmm_wx_refusal r;
 
 	if (!fmm_mm_wx(current->mm))
 		return 0;
@@ -397,20 +398,16 @@ static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 		why = "PROT_EXEC";
 	else
 		return 0;
-	return fmm_wx_refuse(regs,
-			     &(struct fmm_wx_refusal){
-				     .mm = current->mm,
-				     .call = "mmap",
-				     .what = why,
-				     .of = obj == FMM_OBJ_FILE ?
-						   NULL :
-						   fmm_wx_obj_names[obj],
-				     .file = (flags & MAP_ANONYMOUS) ? NULL :
-								      file,
-				     .old = -1,
-				     .prot = prot,
-			     },
-			     &fmm_stats.wx_denied_mmap);
+	r = (struct fmm_wx_refusal){
+		.mm = current->mm,
+		.call = "mmap",
+		.what = why,
+		.of = obj == FMM_OBJ_FILE ? NULL : fmm_wx_obj_names[obj],
+		.file = (flags & MAP_ANONYMOUS) ? NULL : file,
+		.old = -1,
+		.prot = prot,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_mmap);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_mmap_pre);
@@ -450,6 +447,7 @@ static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
 	unsigned long prot = fmm_regs_get_argument(regs, 2);
 	enum fmm_wx_obj obj;
 	const char *why;
+	struct fmm_wx_refusal r;
 
 	if (!(prot & PROT_EXEC) || !fmm_mm_wx(current->mm))
 		return 0;
@@ -464,20 +462,17 @@ static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
 		why = "PROT_EXEC, memory that has been writable";
 	else
 		return 0;
-	return fmm_wx_refuse(regs,
-			     &(struct fmm_wx_refusal){
-				     .mm = current->mm,
-				     .call = "mprotect",
-				     .what = why,
-				     .of = obj == FMM_OBJ_FILE ?
-						   NULL :
-						   fmm_wx_obj_names[obj],
-				     .file = vma->vm_file,
-				     .old = fmm_vma_prot(vma),
-				     .prot = prot,
-				     .locked = true,
-			     },
-			     &fmm_stats.wx_denied_mprotect);
+	r = (struct fmm_wx_refusal){
+		.mm = current->mm,
+		.call = "mprotect",
+		.what = why,
+		.of = obj == FMM_OBJ_FILE ? NULL : fmm_wx_obj_names[obj],
+		.file = vma->vm_file,
+		.old = fmm_vma_prot(vma),
+		.prot = prot,
+		.locked = true,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_mprotect);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_mprotect_pre);
@@ -492,19 +487,19 @@ NOKPROBE_SYMBOL(fmm_wx_mprotect_pre);
 static int fmm_wx_brk_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	unsigned long flags = fmm_regs_get_argument(regs, 2);
+	struct fmm_wx_refusal r;
 
 	if (!(flags & VM_EXEC) || !fmm_mm_wx(current->mm))
 		return 0;
-	return fmm_wx_refuse(regs,
-			     &(struct fmm_wx_refusal){
-				     .mm = current->mm,
-				     .call = "vm_brk_flags",
-				     .what = "VM_EXEC",
-				     .of = fmm_wx_obj_names[FMM_OBJ_ANON],
-				     .old = -1,
-				     .prot = PROT_READ | PROT_EXEC,
-			     },
-			     &fmm_stats.wx_denied_mmap);
+	r = (struct fmm_wx_refusal){
+		.mm = current->mm,
+		.call = "vm_brk_flags",
+		.what = "VM_EXEC",
+		.of = fmm_wx_obj_names[FMM_OBJ_ANON],
+		.old = -1,
+		.prot = PROT_READ | PROT_EXEC,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_mmap);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_brk_pre);
@@ -515,16 +510,15 @@ static int fmm_wx_personality(struct pt_regs *regs, unsigned int persona)
 	if (persona == 0xffffffff || !(persona & READ_IMPLIES_EXEC) ||
 	    !fmm_mm_wx(current->mm))
 		return 0;
-	return fmm_wx_refuse(regs,
-			     &(struct fmm_wx_refusal){
-				     .mm = current->mm,
-				     .call = "personality",
-				     .what = "READ_IMPLIES_EXEC",
-				     .of = "readable memory",
-				     .old = -1,
-				     .prot = PROT_READ | PROT_EXEC,
-			     },
-			     &fmm_stats.wx_denied_personality);
+	struct fmm_wx_refusal r = {
+		.mm = current->mm,
+		.call = "personality",
+		.what = "READ_IMPLIES_EXEC",
+		.of = "readable memory",
+		.old = -1,
+		.prot = PROT_READ | PROT_EXEC,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_personality);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_personality);
@@ -559,21 +553,21 @@ static int fmm_wx_shmat_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	int shmflg = fmm_regs_get_argument(regs, 2);
 	unsigned long prot = PROT_READ | PROT_EXEC;
+	struct fmm_wx_refusal r;
 
 	if (!(shmflg & SHM_EXEC) || !fmm_mm_wx(current->mm))
 		return 0;
 	if (!(shmflg & SHM_RDONLY))
 		prot |= PROT_WRITE;
-	return fmm_wx_refuse(regs,
-			     &(struct fmm_wx_refusal){
-				     .mm = current->mm,
-				     .call = "shmat",
-				     .what = "SHM_EXEC",
-				     .of = "a System V segment",
-				     .old = -1,
-				     .prot = prot,
-			     },
-			     &fmm_stats.wx_denied_shmat);
+	r = (struct fmm_wx_refusal){
+		.mm = current->mm,
+		.call = "shmat",
+		.what = "SHM_EXEC",
+		.of = "a System V segment",
+		.old = -1,
+		.prot = prot,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_shmat);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_shmat_pre);
@@ -591,25 +585,23 @@ static int fmm_wx_uffd_check(struct pt_regs *regs, unsigned long stub)
 {
 	struct vm_area_struct *vma =
 		(void *)fmm_regs_get_argument(regs, FMM_UFFD_VMA_ARG);
+	struct fmm_wx_refusal r;
 
 	if (!(vma->vm_flags & VM_EXEC) || !fmm_mm_wx(vma->vm_mm))
 		return 0;
 	/* The fill holds the mmap lock (6.1) or only the vma's (6.8 on). */
-	return fmm_wx_refuse_as(regs,
-				&(struct fmm_wx_refusal){
-					.mm = vma->vm_mm,
-					.call = "userfaultfd",
-					.what = "UFFDIO_COPY/CONTINUE/ZEROPAGE",
-					.of = vma->vm_file ?
-						      NULL :
-						      "executable anonymous memory",
-					.file = vma->vm_file,
-					.old = fmm_vma_prot(vma),
-					.prot = fmm_vma_prot(vma),
-					.locked = FMM_UFFD_FILL_MMAP_LOCKED &&
-						  vma->vm_mm == current->mm,
-				},
-				&fmm_stats.wx_denied_uffd, stub);
+	r = (struct fmm_wx_refusal){
+		.mm = vma->vm_mm,
+		.call = "userfaultfd",
+		.what = "UFFDIO_COPY/CONTINUE/ZEROPAGE",
+		.of = vma->vm_file ? NULL : "executable anonymous memory",
+		.file = vma->vm_file,
+		.old = fmm_vma_prot(vma),
+		.prot = fmm_vma_prot(vma),
+		.locked = FMM_UFFD_FILL_MMAP_LOCKED &&
+			  vma->vm_mm == current->mm,
+	};
+	return fmm_wx_refuse_as(regs, &r, &fmm_stats.wx_denied_uffd, stub);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_uffd_check);
@@ -642,6 +634,7 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 	unsigned long len = fmm_regs_get_argument(regs, 2);
 	struct vm_area_struct *vma;
 	bool exec;
+	struct fmm_wx_refusal r;
 
 	if (!len || start + len < start || !fmm_mm_wx(mm))
 		return 0;
@@ -657,16 +650,15 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 	up_read(&mm->mmap_lock);
 	if (!exec)
 		return 0;
-	return fmm_wx_refuse(regs,
-			     &(struct fmm_wx_refusal){
-				     .mm = mm,
-				     .call = "userfaultfd",
-				     .what = "UFFDIO_ZEROPAGE",
-				     .of = "executable memory",
-				     .old = -1,
-				     .prot = PROT_EXEC,
-			     },
-			     &fmm_stats.wx_denied_uffd);
+	r = (struct fmm_wx_refusal){
+		.mm = mm,
+		.call = "userfaultfd",
+		.what = "UFFDIO_ZEROPAGE",
+		.of = "executable memory",
+		.old = -1,
+		.prot = PROT_EXEC,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_uffd);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_uffd_zeropage_pre);
@@ -681,19 +673,19 @@ static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct mm_struct *mm = (void *)fmm_regs_get_argument(regs, 0);
 	unsigned int gup_flags = fmm_regs_get_argument(regs, 4);
+	struct fmm_wx_refusal r;
 
 	if (!(gup_flags & FOLL_WRITE) || !fmm_mm_wx(mm))
 		return 0;
-	return fmm_wx_refuse_as(regs,
-				&(struct fmm_wx_refusal){
-					.mm = mm,
-					.call = "/proc/PID/mem",
-					.what = "write",
-					.of = "a W^X process",
-					.old = -1,
-					.prot = PROT_WRITE,
-				},
-				&fmm_stats.wx_denied_mem,
+	r = (struct fmm_wx_refusal){
+		.mm = mm,
+		.call = "/proc/PID/mem",
+		.what = "write",
+		.of = "a W^X process",
+		.old = -1,
+		.prot = PROT_WRITE,
+	};
+	return fmm_wx_refuse_as(regs, &r, &fmm_stats.wx_denied_mem,
 				(unsigned long)fmm_wx_zero);
 }
 
