@@ -19,6 +19,8 @@
 #include <linux/mm.h>
 #include <linux/ptrace.h>
 #include <linux/sysctl.h>
+#include <linux/fs.h>
+#include <linux/rcupdate.h>
 
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 10, 0)
 #define FMM_MMF_TOPDOWN
@@ -148,6 +150,37 @@ static inline bool fmm_mmap_write_trylock(struct mm_struct *mm)
 #define fmm_assign_str(dst, src) __assign_str(dst)
 #else
 #define fmm_assign_str(dst, src) __assign_str(dst, src)
+#endif
+
+/*
+ * userfaultfd's fills run under the destination mm's mmap lock on 6.1;
+ * since 6.8 under the destination vma's own lock (per-VMA locks), the mmap
+ * lock not held.
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
+#define FMM_UFFD_FILL_MMAP_LOCKED false
+#else
+#define FMM_UFFD_FILL_MMAP_LOCKED true
+#endif
+
+/*
+ * A reference on @mm's program, without sleeping, under rcu_read_lock():
+ * since 6.7 files are SLAB_TYPESAFE_BY_RCU and get_file_rcu() takes the
+ * pointer's address to check it again after the increment; 6.1's is an
+ * increment unless zero (files are freed after a grace period).
+ */
+#if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 7, 0)
+static inline struct file *fmm_get_exe_file_rcu(struct mm_struct *mm)
+{
+	return get_file_rcu(&mm->exe_file);
+}
+#else
+static inline struct file *fmm_get_exe_file_rcu(struct mm_struct *mm)
+{
+	struct file *exe = rcu_dereference(mm->exe_file);
+
+	return exe && get_file_rcu(exe) ? exe : NULL;
+}
 #endif
 
 /* 6.1 has neither: both are then flags no mapping carries. */

@@ -6,6 +6,10 @@
  *	vm.flexmmap_nx (and nx=)          0 kernel, 1 legacy-exec, 2 strict, 3 W^X
  *	vm.flexmmap_retarget (write-only) "PID MODE": a running process's
  *	                                  future mmaps, MODE kernel|legacy|flexible
+ *	vm.flexmmap_wx_complain           1: W^X refusals allowed and recorded
+ *	  (and wx_complain=)
+ *	/proc/flexmmap/wx_complaints      their records (CAP_SYS_ADMIN; a write
+ *	                                  empties them: complain.c)
  *	/proc/flexmmap/stats              counters, "name value" per line
  *	/proc/flexmmap/tasks              "PID MODE ALLOCATOR nx=N COMM" per process
  *	                                  the reader may see in that /proc
@@ -79,6 +83,24 @@ module_param_cb(nx, &fmm_nx_ops, &fmm_nx, 0444);
 /* clang-format off */
 MODULE_PARM_DESC(nx,
 		 "initial vm.flexmmap_nx: 0 kernel (default), 1 legacy-exec, 2 strict, 3 W^X");
+/* clang-format on */
+
+static int fmm_param_set_complain(const char *val,
+				  const struct kernel_param *kp)
+{
+	return fmm_param_set(val, kp, 0, 1, "0 (enforce) or 1 (complain)");
+}
+
+static const struct kernel_param_ops fmm_complain_ops = {
+	.set = fmm_param_set_complain,
+	.get = param_get_int,
+};
+
+/* Read-only in sysfs: the sysctl is the one place to change it. */
+module_param_cb(wx_complain, &fmm_complain_ops, &fmm_wx_complain, 0444);
+/* clang-format off */
+MODULE_PARM_DESC(wx_complain,
+		 "initial vm.flexmmap_wx_complain: 0 W^X refuses (default), 1 W^X allows and records what it would refuse (complain.c)");
 /* clang-format on */
 
 /*
@@ -252,6 +274,24 @@ static int fmm_layout_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 
 static int fmm_nx_max = FLEXMMAP_NX_MAX;
 
+/* vm.flexmmap_wx_complain: 0 or 1, written by CAP_SYS_ADMIN as the others. */
+static int fmm_complain_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
+			       void *buffer, size_t *lenp, loff_t *ppos)
+{
+	int old = READ_ONCE(fmm_wx_complain), ret;
+
+	if (write && !capable(CAP_SYS_ADMIN))
+		return -EPERM;
+	ret = proc_dointvec_minmax(table, write, buffer, lenp, ppos);
+	if (!ret && write && READ_ONCE(fmm_wx_complain) != old)
+		pr_info("vm.flexmmap_wx_complain %d: W^X %s\n",
+			READ_ONCE(fmm_wx_complain),
+			READ_ONCE(fmm_wx_complain) ?
+				"allows and records what it would refuse" :
+				"refuses");
+	return ret;
+}
+
 static struct ctl_table fmm_sysctls[] = {
 	{
 		.procname = "flexmmap_layout",
@@ -275,6 +315,15 @@ static struct ctl_table fmm_sysctls[] = {
 		.procname = "flexmmap_retarget",
 		.mode = 0200,
 		.proc_handler = fmm_retarget_sysctl,
+	},
+	{
+		.procname = "flexmmap_wx_complain",
+		.data = &fmm_wx_complain,
+		.maxlen = sizeof(int),
+		.mode = 0644,
+		.proc_handler = fmm_complain_sysctl,
+		.extra1 = SYSCTL_ZERO,
+		.extra2 = SYSCTL_ONE,
 	},
 	{}
 };
@@ -332,6 +381,11 @@ static int fmm_stats_show(struct seq_file *m, void *v)
 		   atomic_long_read(&fmm_stats.wx_denied_uffd));
 	seq_printf(m, "wx_denied_mem %ld\n",
 		   atomic_long_read(&fmm_stats.wx_denied_mem));
+	seq_printf(m, "wx_complain %d\n", READ_ONCE(fmm_wx_complain));
+	seq_printf(m, "wx_complained %ld\n",
+		   atomic_long_read(&fmm_stats.wx_complained));
+	seq_printf(m, "wx_complaints_dropped %ld\n",
+		   atomic_long_read(&fmm_stats.wx_complaints_dropped));
 	seq_printf(m, "stray_int3 %ld\n",
 		   atomic_long_read(&fmm_stats.stray_int3));
 	fmm_mark_show(m);
@@ -357,7 +411,9 @@ int fmm_control_init(void)
 	}
 	if (!proc_create_single("stats", 0444, fmm_proc_dir, fmm_stats_show) ||
 	    !proc_create_single("tasks", 0444, fmm_proc_dir, fmm_tasks_show) ||
-	    !proc_create_single("self", 0444, fmm_proc_dir, fmm_self_show)) {
+	    !proc_create_single("self", 0444, fmm_proc_dir, fmm_self_show) ||
+	    !proc_create("wx_complaints", 0600, fmm_proc_dir,
+			 &fmm_complaints_ops)) {
 		pr_err("cannot create /proc/flexmmap files\n");
 		goto out_remove_proc;
 	}

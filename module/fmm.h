@@ -179,6 +179,9 @@ static inline enum fmm_alloc fmm_module_alloc(bool bottomup)
  * @wx_denied_shmat: W^X denials of shmat(SHM_EXEC)
  * @wx_denied_uffd: W^X denials of userfaultfd fills of executable memory
  * @wx_denied_mem: W^X denials of writes through /proc/PID/mem or ptrace
+ * @wx_complained: W^X refusals allowed by complain mode (complain.c)
+ * @wx_complaints_dropped: of those, not recorded: the table was full, or
+ *	the mm had no program file
  * @stray_int3: probe hits entered from a stale int3 rather than from ftrace
  *	(QEMU TCG, docs/qemu-int3.md), finished as ftrace would
  * @mark_layout: execs of binaries with a valid user.flexmmap.layout
@@ -206,6 +209,8 @@ struct fmm_stats {
 	atomic_long_t wx_denied_shmat;
 	atomic_long_t wx_denied_uffd;
 	atomic_long_t wx_denied_mem;
+	atomic_long_t wx_complained;
+	atomic_long_t wx_complaints_dropped;
 	atomic_long_t stray_int3;
 	atomic_long_t mark_layout;
 	atomic_long_t mark_pax;
@@ -429,6 +434,36 @@ int fmm_nx_sysctl(FMM_CTL_CONST struct ctl_table *table, int write,
 		  void *buffer, size_t *lenp, loff_t *ppos);
 int fmm_nx_init(void);
 void fmm_nx_exit(void);
+
+/**
+ * struct fmm_wx_refusal - what a W^X probe would refuse (wx.c, complain.c)
+ * @mm: the W^X mm whose rule it is (current's, or a /proc/PID/mem,
+ *	ptrace or userfaultfd target's)
+ * @call: the call ("mmap", "mprotect", ...), a static string
+ * @what: what it asked for ("PROT_WRITE|PROT_EXEC", ...), a static string
+ * @of: the kind of memory, a static string; NULL for a file
+ * @file: the file mapped, if any
+ * @old: the mapping's protection before (PROT_* bits), -1 when none
+ * @prot: the protection asked for (PROT_* bits)
+ * @locked: current holds its own mm's mmap lock
+ */
+struct fmm_wx_refusal {
+	struct mm_struct *mm;
+	const char *call;
+	const char *what;
+	const char *of;
+	struct file *file;
+	long old;
+	unsigned long prot;
+	bool locked;
+};
+
+/* complain.c: vm.flexmmap_wx_complain and /proc/flexmmap/wx_complaints */
+extern int fmm_wx_complain;
+extern const struct proc_ops fmm_complaints_ops;
+bool fmm_wx_complaint(const struct fmm_wx_refusal *r);
+/* After the RCU-tasks wait of unload, and when the table is emptied */
+void fmm_complaints_clear(void);
 
 /* wx.c: armed and disarmed by nx.c, under its mutex */
 int fmm_wx_arm(void);

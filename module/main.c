@@ -59,6 +59,7 @@ static void fmm_unhook(void)
 		fmm_backend.quiesce();
 	synchronize_rcu_tasks();
 	fmm_wx_flush();
+	fmm_complaints_clear();
 	if (fmm_backend.remove)
 		fmm_backend.remove();
 }
@@ -103,6 +104,7 @@ out_pae_nx_exit:
 	/* A task may be in a W^X deny stub or the PAE NX stub (module text). */
 	synchronize_rcu_tasks();
 	fmm_wx_flush();
+	fmm_complaints_clear();
 	return ret;
 }
 

@@ -109,9 +109,10 @@ void fmm_nx_exec(struct linux_binprm *bprm, int *executable_stack_p, char pax)
 
 	/*
 	 * The binary's user.pax.flags (mark.c): M is mode 3, whose probes the
-	 * marking armed before this exec could get here; m is 3 without W^X.
+	 * marking armed before this exec could get here, and marked whatever
+	 * the mode was (complain mode spares no M binary); m is 3 without W^X.
 	 */
-	if (pax == 'M' && mode != FLEXMMAP_NX_WXORX) {
+	if (pax == 'M') {
 		mode = FLEXMMAP_NX_WXORX;
 		marked = FMM_NX_MARKED;
 	} else if (pax == 'm' && mode == FLEXMMAP_NX_WXORX) {

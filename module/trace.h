@@ -4,7 +4,8 @@
  * (docs/trace-events.md has their fields and how to record them).
  *
  *	exec_layout	an exec's layout, as fmm_exec() decided it (policy.c)
- *	wx_denied	a W^X denial of vm.flexmmap_nx=3 (wx.c)
+ *	wx_denied	a W^X denial of vm.flexmmap_nx=3, or its allowing by
+ *			complain mode (allowed=1; wx.c)
  *	retarget	a write to vm.flexmmap_retarget, and its result (policy.c)
  *
  * trace.c defines them (CREATE_TRACE_POINTS); define_trace.h then reads
@@ -45,28 +46,32 @@ TRACE_EVENT(exec_layout,
 
 /*
  * @name: the call as wx.c's log names it; @file: the file's path, or
- * "(anonymous)", formatted by the caller.
+ * "(anonymous)", formatted by the caller; @allowed: complain mode let it
+ * through (vm.flexmmap_wx_complain).
  */
 TRACE_EVENT(wx_denied,
-	    TP_PROTO(const char *name, unsigned long prot, const char *file),
-	    TP_ARGS(name, prot, file),
+	    TP_PROTO(const char *name, unsigned long prot, const char *file,
+		     bool allowed),
+	    TP_ARGS(name, prot, file, allowed),
 	    TP_STRUCT__entry(__field(pid_t, pid)
 			     __array(char, comm, TASK_COMM_LEN)
 			     __string(call, name)
 			     __field(unsigned long, prot)
-			     __string(file, file)),
+			     __string(file, file)
+			     __field(bool, allowed)),
 	    TP_fast_assign(__entry->pid = task_pid_nr(current);
 			   memcpy(__entry->comm, current->comm, TASK_COMM_LEN);
 			   fmm_assign_str(call, name);
 			   __entry->prot = prot;
-			   fmm_assign_str(file, file);),
-	    TP_printk("pid=%d comm=%s call=%s prot=%s file=%s",
+			   fmm_assign_str(file, file);
+			   __entry->allowed = allowed;),
+	    TP_printk("pid=%d comm=%s call=%s prot=%s file=%s allowed=%d",
 		      __entry->pid, __entry->comm, __get_str(call),
 		      __print_flags(__entry->prot, "|",
 				    { PROT_READ, "PROT_READ" },
 				    { PROT_WRITE, "PROT_WRITE" },
 				    { PROT_EXEC, "PROT_EXEC" }),
-		      __get_str(file))
+		      __get_str(file), __entry->allowed)
 );
 
 /* @from and @to: allocator names, "-" where the request never got that far. */

@@ -172,13 +172,6 @@ static int fmm_wx_deny_as(struct pt_regs *regs, atomic_long_t *counter,
 
 NOKPROBE_SYMBOL(fmm_wx_deny_as);
 
-static int fmm_wx_deny(struct pt_regs *regs, atomic_long_t *counter)
-{
-	return fmm_wx_deny_as(regs, counter, (unsigned long)fmm_wx_eacces);
-}
-
-NOKPROBE_SYMBOL(fmm_wx_deny);
-
 /* Was this mm's program exec'd under nx=3? */
 static bool fmm_mm_wx(struct mm_struct *mm)
 {
@@ -282,66 +275,97 @@ NOKPROBE_SYMBOL(fmm_wx_vma_object);
  * and probe handlers run with preemption off.  Out of line, so the buffer
  * is on the stack only while the event is being recorded.
  */
-static noinline void fmm_wx_trace(const char *call, unsigned long prot,
-				  struct file *file)
+static noinline void fmm_wx_trace(const struct fmm_wx_refusal *r, bool allowed)
 {
 	char buf[256];
 	const char *path = "(anonymous)";
 
-	if (file) {
+	if (r->file) {
 		path = ERR_PTR(-EAGAIN);
 		if (!IS_ENABLED(CONFIG_PREEMPT_RT))
-			path = d_path(&file->f_path, buf, sizeof(buf));
+			path = d_path(&r->file->f_path, buf, sizeof(buf));
 		if (IS_ERR(path)) {
-			snprintf(buf, sizeof(buf), "%pD", file);
+			snprintf(buf, sizeof(buf), "%pD", r->file);
 			path = buf;
 		}
 	}
-	trace_wx_denied(call, prot, path);
+	trace_wx_denied(r->call, r->prot, path, allowed);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_trace);
 
 /*
- * One log line per denial, rate-limited: the binary (the mm's exe_file,
+ * One log line per refusal, rate-limited: the binary (the mm's exe_file,
  * RCU-protected, so no reference is taken), its pid, the call, and what was
- * refused: the kind of object (@of, our own words; NULL for a file, which
- * its name says) and the file mapped if any; the names escaped
- * (fmm_file_name()).  And a trace event, with @prot, the protection asked
- * for (PROT_* bits).
+ * refused: the kind of object (our own words; none for a file, which its
+ * name says) and the file mapped if any; the names escaped
+ * (fmm_file_name()); "allowed (complain mode)" instead of "denied" when
+ * complain mode let it through.  And a trace event, with the protection
+ * asked for (PROT_* bits).
  */
 #define FMM_WX_LOG "W^X: %*pE[%d]: %s(%s) "
 
-static void fmm_wx_report(const char *call, const char *what,
-			  unsigned long prot, struct file *file, const char *of)
+static void fmm_wx_report(const struct fmm_wx_refusal *r, bool allowed)
 {
+	const char *end = allowed ? "allowed (complain mode)" : "denied";
 	char exe[FMM_NAME_MAX], name[FMM_NAME_MAX];
+	struct file *file = r->file;
+	const char *of = r->of;
 	int exe_len, len;
 
 	if (trace_wx_denied_enabled())
-		fmm_wx_trace(call, prot, file);
+		fmm_wx_trace(r, allowed);
 
 	rcu_read_lock();
 	exe_len = fmm_file_name(exe, rcu_dereference(current->mm->exe_file));
 	rcu_read_unlock();
 	len = file ? fmm_file_name(name, file) : 0;
 	if (file && of)
-		pr_warn_ratelimited(FMM_WX_LOG "of %s (%*pE) denied\n", exe_len,
-				    exe, task_pid_nr(current), call, what, of,
-				    len, name);
+		pr_warn_ratelimited(FMM_WX_LOG "of %s (%*pE) %s\n", exe_len,
+				    exe, task_pid_nr(current), r->call, r->what,
+				    of, len, name, end);
 	else if (file)
-		pr_warn_ratelimited(FMM_WX_LOG "of %*pE denied\n", exe_len, exe,
-				    task_pid_nr(current), call, what, len,
-				    name);
+		pr_warn_ratelimited(FMM_WX_LOG "of %*pE %s\n", exe_len, exe,
+				    task_pid_nr(current), r->call, r->what, len,
+				    name, end);
 	else if (of)
-		pr_warn_ratelimited(FMM_WX_LOG "of %s denied\n", exe_len, exe,
-				    task_pid_nr(current), call, what, of);
+		pr_warn_ratelimited(FMM_WX_LOG "of %s %s\n", exe_len, exe,
+				    task_pid_nr(current), r->call, r->what, of,
+				    end);
 	else
-		pr_warn_ratelimited(FMM_WX_LOG "denied\n", exe_len, exe,
-				    task_pid_nr(current), call, what);
+		pr_warn_ratelimited(FMM_WX_LOG "%s\n", exe_len, exe,
+				    task_pid_nr(current), r->call, r->what,
+				    end);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_report);
+
+/*
+ * The end of every W^X refusal: allowed and recorded in complain mode
+ * (complain.c), else reported, counted in @counter and refused through
+ * @stub.
+ */
+static int fmm_wx_refuse_as(struct pt_regs *regs,
+			    const struct fmm_wx_refusal *r,
+			    atomic_long_t *counter, unsigned long stub)
+{
+	if (fmm_wx_complaint(r)) {
+		fmm_wx_report(r, true);
+		return 0;
+	}
+	fmm_wx_report(r, false);
+	return fmm_wx_deny_as(regs, counter, stub);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_refuse_as);
+
+static int fmm_wx_refuse(struct pt_regs *regs, const struct fmm_wx_refusal *r,
+			 atomic_long_t *counter)
+{
+	return fmm_wx_refuse_as(regs, r, counter, (unsigned long)fmm_wx_eacces);
+}
+
+NOKPROBE_SYMBOL(fmm_wx_refuse);
 
 /*
  * security_mmap_file(file, prot, flags): before the mapping exists.  Also
@@ -357,6 +381,7 @@ static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 	unsigned long flags = fmm_regs_get_argument(regs, 2);
 	enum fmm_wx_obj obj;
 	const char *why;
+	struct fmm_wx_refusal r;
 
 	if (!fmm_mm_wx(current->mm))
 		return 0;
@@ -373,12 +398,29 @@ static int fmm_wx_mmap_pre(struct kprobe *p, struct pt_regs *regs)
 		why = "PROT_EXEC";
 	else
 		return 0;
-	fmm_wx_report("mmap", why, prot, (flags & MAP_ANONYMOUS) ? NULL : file,
-		      obj == FMM_OBJ_FILE ? NULL : fmm_wx_obj_names[obj]);
-	return fmm_wx_deny(regs, &fmm_stats.wx_denied_mmap);
+	r = (struct fmm_wx_refusal){
+		.mm = current->mm,
+		.call = "mmap",
+		.what = why,
+		.of = obj == FMM_OBJ_FILE ? NULL : fmm_wx_obj_names[obj],
+		.file = (flags & MAP_ANONYMOUS) ? NULL : file,
+		.old = -1,
+		.prot = prot,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_mmap);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_mmap_pre);
+
+/* A vma's protection as PROT_* bits, for the trace event and complaints. */
+static unsigned long fmm_vma_prot(struct vm_area_struct *vma)
+{
+	return ((vma->vm_flags & VM_READ) ? PROT_READ : 0) |
+	       ((vma->vm_flags & VM_WRITE) ? PROT_WRITE : 0) |
+	       ((vma->vm_flags & VM_EXEC) ? PROT_EXEC : 0);
+}
+
+NOKPROBE_SYMBOL(fmm_vma_prot);
 
 /*
  * Has this mapping of a file been writable?  Writable now; private pages
@@ -405,6 +447,7 @@ static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
 	unsigned long prot = fmm_regs_get_argument(regs, 2);
 	enum fmm_wx_obj obj;
 	const char *why;
+	struct fmm_wx_refusal r;
 
 	if (!(prot & PROT_EXEC) || !fmm_mm_wx(current->mm))
 		return 0;
@@ -419,9 +462,17 @@ static int fmm_wx_mprotect_pre(struct kprobe *p, struct pt_regs *regs)
 		why = "PROT_EXEC, memory that has been writable";
 	else
 		return 0;
-	fmm_wx_report("mprotect", why, prot, vma->vm_file,
-		      obj == FMM_OBJ_FILE ? NULL : fmm_wx_obj_names[obj]);
-	return fmm_wx_deny(regs, &fmm_stats.wx_denied_mprotect);
+	r = (struct fmm_wx_refusal){
+		.mm = current->mm,
+		.call = "mprotect",
+		.what = why,
+		.of = obj == FMM_OBJ_FILE ? NULL : fmm_wx_obj_names[obj],
+		.file = vma->vm_file,
+		.old = fmm_vma_prot(vma),
+		.prot = prot,
+		.locked = true,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_mprotect);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_mprotect_pre);
@@ -436,12 +487,19 @@ NOKPROBE_SYMBOL(fmm_wx_mprotect_pre);
 static int fmm_wx_brk_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	unsigned long flags = fmm_regs_get_argument(regs, 2);
+	struct fmm_wx_refusal r;
 
 	if (!(flags & VM_EXEC) || !fmm_mm_wx(current->mm))
 		return 0;
-	fmm_wx_report("vm_brk_flags", "VM_EXEC", PROT_READ | PROT_EXEC, NULL,
-		      fmm_wx_obj_names[FMM_OBJ_ANON]);
-	return fmm_wx_deny(regs, &fmm_stats.wx_denied_mmap);
+	r = (struct fmm_wx_refusal){
+		.mm = current->mm,
+		.call = "vm_brk_flags",
+		.what = "VM_EXEC",
+		.of = fmm_wx_obj_names[FMM_OBJ_ANON],
+		.old = -1,
+		.prot = PROT_READ | PROT_EXEC,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_mmap);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_brk_pre);
@@ -452,9 +510,15 @@ static int fmm_wx_personality(struct pt_regs *regs, unsigned int persona)
 	if (persona == 0xffffffff || !(persona & READ_IMPLIES_EXEC) ||
 	    !fmm_mm_wx(current->mm))
 		return 0;
-	fmm_wx_report("personality", "READ_IMPLIES_EXEC", PROT_READ | PROT_EXEC,
-		      NULL, NULL);
-	return fmm_wx_deny(regs, &fmm_stats.wx_denied_personality);
+	struct fmm_wx_refusal r = {
+		.mm = current->mm,
+		.call = "personality",
+		.what = "READ_IMPLIES_EXEC",
+		.of = "readable memory",
+		.old = -1,
+		.prot = PROT_READ | PROT_EXEC,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_personality);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_personality);
@@ -489,46 +553,55 @@ static int fmm_wx_shmat_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	int shmflg = fmm_regs_get_argument(regs, 2);
 	unsigned long prot = PROT_READ | PROT_EXEC;
+	struct fmm_wx_refusal r;
 
 	if (!(shmflg & SHM_EXEC) || !fmm_mm_wx(current->mm))
 		return 0;
 	if (!(shmflg & SHM_RDONLY))
 		prot |= PROT_WRITE;
-	fmm_wx_report("shmat", "SHM_EXEC", prot, NULL, "a System V segment");
-	return fmm_wx_deny(regs, &fmm_stats.wx_denied_shmat);
+	r = (struct fmm_wx_refusal){
+		.mm = current->mm,
+		.call = "shmat",
+		.what = "SHM_EXEC",
+		.of = "a System V segment",
+		.old = -1,
+		.prot = prot,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_shmat);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_shmat_pre);
 
-/* A vma's protection as PROT_* bits, for the trace event. */
-static unsigned long fmm_vma_prot(struct vm_area_struct *vma)
-{
-	return ((vma->vm_flags & VM_READ) ? PROT_READ : 0) |
-	       ((vma->vm_flags & VM_WRITE) ? PROT_WRITE : 0) |
-	       ((vma->vm_flags & VM_EXEC) ? PROT_EXEC : 0);
-}
-
-NOKPROBE_SYMBOL(fmm_vma_prot);
-
 /*
  * userfaultfd: UFFDIO_COPY, _CONTINUE and _ZEROPAGE fill a registered range
  * whatever its protection ("even without PROT_WRITE").  Both fill functions
- * run under the destination mm's mmap lock with the vma in hand, so the
- * vma's VM_EXEC cannot change between this check and the fill (mprotect
- * takes the lock for writing).  The ioctl then fails with EACCES.  The
- * anonymous ZEROPAGE maps the zero page without them: see below.
+ * run under the destination mm's mmap lock (6.1) or the vma's own lock
+ * (6.8 on) with the vma in hand, so the vma's VM_EXEC cannot change
+ * between this check and the fill (mprotect takes both for writing).  The
+ * ioctl then fails with EACCES.  The anonymous ZEROPAGE maps the zero page
+ * without them: see below.
  */
 static int fmm_wx_uffd_check(struct pt_regs *regs, unsigned long stub)
 {
 	struct vm_area_struct *vma =
 		(void *)fmm_regs_get_argument(regs, FMM_UFFD_VMA_ARG);
+	struct fmm_wx_refusal r;
 
 	if (!(vma->vm_flags & VM_EXEC) || !fmm_mm_wx(vma->vm_mm))
 		return 0;
-	fmm_wx_report("userfaultfd", "UFFDIO_COPY/CONTINUE/ZEROPAGE",
-		      fmm_vma_prot(vma), vma->vm_file,
-		      vma->vm_file ? NULL : "executable anonymous memory");
-	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_uffd, stub);
+	/* The fill holds the mmap lock (6.1) or only the vma's (6.8 on). */
+	r = (struct fmm_wx_refusal){
+		.mm = vma->vm_mm,
+		.call = "userfaultfd",
+		.what = "UFFDIO_COPY/CONTINUE/ZEROPAGE",
+		.of = vma->vm_file ? NULL : "executable anonymous memory",
+		.file = vma->vm_file,
+		.old = fmm_vma_prot(vma),
+		.prot = fmm_vma_prot(vma),
+		.locked = FMM_UFFD_FILL_MMAP_LOCKED &&
+			  vma->vm_mm == current->mm,
+	};
+	return fmm_wx_refuse_as(regs, &r, &fmm_stats.wx_denied_uffd, stub);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_uffd_check);
@@ -561,6 +634,7 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 	unsigned long len = fmm_regs_get_argument(regs, 2);
 	struct vm_area_struct *vma;
 	bool exec;
+	struct fmm_wx_refusal r;
 
 	if (!len || start + len < start || !fmm_mm_wx(mm))
 		return 0;
@@ -576,9 +650,15 @@ static int fmm_wx_uffd_zeropage_pre(struct kprobe *p, struct pt_regs *regs)
 	up_read(&mm->mmap_lock);
 	if (!exec)
 		return 0;
-	fmm_wx_report("userfaultfd", "UFFDIO_ZEROPAGE", PROT_EXEC, NULL,
-		      "executable memory");
-	return fmm_wx_deny(regs, &fmm_stats.wx_denied_uffd);
+	r = (struct fmm_wx_refusal){
+		.mm = mm,
+		.call = "userfaultfd",
+		.what = "UFFDIO_ZEROPAGE",
+		.of = "executable memory",
+		.old = -1,
+		.prot = PROT_EXEC,
+	};
+	return fmm_wx_refuse(regs, &r, &fmm_stats.wx_denied_uffd);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_uffd_zeropage_pre);
@@ -593,13 +673,20 @@ static int fmm_wx_mem_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct mm_struct *mm = (void *)fmm_regs_get_argument(regs, 0);
 	unsigned int gup_flags = fmm_regs_get_argument(regs, 4);
+	struct fmm_wx_refusal r;
 
 	if (!(gup_flags & FOLL_WRITE) || !fmm_mm_wx(mm))
 		return 0;
-	fmm_wx_report("/proc/PID/mem", "write", PROT_WRITE, NULL,
-		      "a W^X process");
-	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem,
-			      (unsigned long)fmm_wx_zero);
+	r = (struct fmm_wx_refusal){
+		.mm = mm,
+		.call = "/proc/PID/mem",
+		.what = "write",
+		.of = "a W^X process",
+		.old = -1,
+		.prot = PROT_WRITE,
+	};
+	return fmm_wx_refuse_as(regs, &r, &fmm_stats.wx_denied_mem,
+				(unsigned long)fmm_wx_zero);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_mem_pre);
@@ -619,27 +706,34 @@ static int fmm_wx_ptrace_pre(struct kprobe *p, struct pt_regs *regs)
 {
 	struct task_struct *tsk = (void *)fmm_regs_get_argument(regs, 0);
 	unsigned int gup_flags = fmm_regs_get_argument(regs, 4);
+	struct fmm_wx_refusal r = {
+		.call = "ptrace",
+		.what = "PTRACE_POKE",
+		.of = "a W^X process",
+		.old = -1,
+		.prot = PROT_WRITE,
+	};
 
 	if (!(gup_flags & FOLL_WRITE))
 		return 0;
 	/*
 	 * Only the tracer, current, sets and clears the freeze: should a
 	 * caller ever come without it, refuse rather than read an mm that
-	 * could be going.
+	 * could be going.  Not a W^X rule, so complain mode has no say.
 	 */
 	if (!(READ_ONCE(tsk->jobctl) & JOBCTL_PTRACE_FROZEN) ||
 	    rcu_access_pointer(tsk->parent) != current) {
-		fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
-			      "a tracee that is not frozen");
+		r.mm = current->mm;
+		r.of = "a tracee that is not frozen";
+		fmm_wx_report(&r, false);
 		return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem,
 				      (unsigned long)fmm_wx_zero);
 	}
-	if (!fmm_mm_wx(READ_ONCE(tsk->mm)))
+	r.mm = READ_ONCE(tsk->mm);
+	if (!fmm_mm_wx(r.mm))
 		return 0;
-	fmm_wx_report("ptrace", "PTRACE_POKE", PROT_WRITE, NULL,
-		      "a W^X process");
-	return fmm_wx_deny_as(regs, &fmm_stats.wx_denied_mem,
-			      (unsigned long)fmm_wx_zero);
+	return fmm_wx_refuse_as(regs, &r, &fmm_stats.wx_denied_mem,
+				(unsigned long)fmm_wx_zero);
 }
 
 NOKPROBE_SYMBOL(fmm_wx_ptrace_pre);

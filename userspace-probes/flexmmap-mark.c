@@ -10,6 +10,7 @@
  *   flexmmap-mark [--layout MODE] [--pax FLAGS] FILE...
  *   flexmmap-mark --clear FILE...
  *   flexmmap-mark --show FILE...
+ *   flexmmap-mark --suggest [COMPLAINTS]
  *
  * --show prints one line per file, the file name last so that a name with
  * spaces cannot shift the fields:
@@ -18,7 +19,14 @@
  *
  * VALUE is "-" when the attribute is absent; bytes outside printable ASCII
  * (and "\") are shown as \ooo, so a line is always one line; an empty value
- * is shown as nothing ("pax=").  Exit status:
+ * is shown as nothing ("pax=").
+ *
+ * --suggest reads W^X complain mode's records (/proc/flexmmap/wx_complaints
+ * by default, or the file COMPLAINTS) and prints, for each program in
+ * them, why it needs an m marking (a comment line: each kind of refusal,
+ * how many times, from which mapping) and the command that marks it, or a
+ * comment saying why no marking would do (the file is gone, or it is not
+ * root's alone, so the module would not trust an m there).  Exit status:
  * 0 done, 1 a file could not be marked or read (the others still are),
  * 2 bad usage (nothing touched).  Static, like the probes: it needs neither
  * the attr package nor a C library in the guest.  Man page: man/flexmmap-mark.1.
@@ -42,6 +50,9 @@
 /* The module reads FLEXMMAP_MARK_MAX bytes of each: a longer value is malformed. */
 #define MARK_MAX FLEXMMAP_MARK_MAX
 
+/* W^X complain mode's records (complain.c). */
+#define COMPLAINTS "/proc/flexmmap/wx_complaints"
+
 static const char *const layouts[] = { "kernel", "legacy", "flexible", "auto" };
 
 static const char *prog = "flexmmap-mark";
@@ -52,10 +63,11 @@ static void usage(FILE *f)
 		"Usage: %s [--layout MODE] [--pax FLAGS] FILE...\n"
 		"       %s --clear FILE...\n"
 		"       %s --show FILE...\n"
+		"       %s --suggest [COMPLAINTS]   (default " COMPLAINTS ")\n"
 		"  MODE: kernel, legacy, flexible or auto (" XA_LAYOUT ")\n"
 		"  FLAGS: 1 to 16 PaX letters from PpEeMmRrSsXx, upper case on, lower case\n"
 		"         off, no letter in both cases (" XA_PAX "; flexmmap reads M and m)\n",
-		prog, prog, prog);
+		prog, prog, prog, prog);
 }
 
 static void bad_usage(const char *fmt, const char *arg)
@@ -282,6 +294,196 @@ static int mark(const char *file, struct change *ch, int nch)
 	return 1;
 }
 
+/* Undo the module's \ooo escapes (seq_path(), seq_escape()) in place. */
+static void unescape(char *s)
+{
+	char *d = s;
+
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*d++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+				      (s[3] - '0'));
+			s += 4;
+		} else {
+			*d++ = *s++;
+		}
+	}
+	*d = '\0';
+}
+
+/* @s with bytes outside printable ASCII and "\\" as \ooo: one line, no escape sequence. */
+static void put_escaped(const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c >= ' ' && c < 0x7f && c != '\\')
+			putchar(c);
+		else
+			printf("\\%03o", c);
+	}
+}
+
+/* Safe as a shell word without quotes. */
+static bool plain_word(const char *s)
+{
+	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+			 "0123456789/._+-@:,") == strlen(s);
+}
+
+/* A file the module trusts an m marking on: as mark.c's rule, seen from here. */
+static const char *untrusted(const char *path)
+{
+	struct stat st;
+
+	if (stat(path, &st))
+		return "it cannot be found now";
+	if (!S_ISREG(st.st_mode))
+		return "it is not a regular file";
+	if (st.st_uid != 0 || (st.st_mode & 022))
+		return "it is not root's alone (the module would ignore an m marking there)";
+	return NULL;
+}
+
+struct program {
+	char *path;
+	char *why;
+	size_t why_len;
+	unsigned long total;
+};
+
+static int by_path(const void *a, const void *b)
+{
+	return strcmp(((const struct program *)a)->path,
+		      ((const struct program *)b)->path);
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+	p = realloc(p, n);
+	if (!p) {
+		fprintf(stderr, "%s: out of memory\n", prog);
+		exit(1);
+	}
+	return p;
+}
+
+/* Append ", WHAT" (or WHAT) to a program's reasons. */
+static void add_why(struct program *p, const char *what)
+{
+	size_t n = strlen(what) + 3;
+
+	p->why = xrealloc(p->why, p->why_len + n);
+	p->why_len += snprintf(p->why + p->why_len, n, "%s%s",
+			       p->why_len ? "; " : "", what);
+}
+
+/*
+ * The records' fields, tab-separated: count, path, dev:ino, uid, call,
+ * refused, memory, old, new, caller.
+ */
+static int suggest(const char *file)
+{
+	struct program *progs = NULL;
+	size_t n = 0, cap = 0, len = 0, i;
+	char *line = NULL, *f[10];
+	unsigned long lines = 0;
+	FILE *in;
+	int k;
+
+	in = fopen(file, "r");
+	if (!in) {
+		fprintf(stderr, "%s: %s: %s%s\n", prog, file, strerror(errno),
+			errno == ENOENT && !strcmp(file, COMPLAINTS) ?
+				" (is the flexmmap module loaded?)" :
+			errno == EPERM || errno == EACCES ?
+				" (the records need root: CAP_SYS_ADMIN)" :
+				"");
+		return 1;
+	}
+	while (getline(&line, &len, in) > 0) {
+		char what[1024], *s = line, *nl = strchr(line, '\n');
+
+		if (nl)
+			*nl = '\0';
+		if (line[0] == '#' || !line[0])
+			continue;
+		for (k = 0; k < 10; k++) {
+			f[k] = strsep(&s, "\t");
+			if (!f[k])
+				break;
+		}
+		if (k < 10) {
+			fprintf(stderr, "%s: %s: not a line of W^X complaints: %s\n",
+				prog, file, line);
+			fclose(in);
+			free(line);
+			return 1;
+		}
+		unescape(f[1]);
+		lines++;
+		for (i = 0; i < n && strcmp(progs[i].path, f[1]); i++)
+			;
+		if (i == n) {
+			if (n == cap) {
+				cap = cap ? 2 * cap : 16;
+				progs = xrealloc(progs, cap * sizeof(*progs));
+			}
+			progs[n++] = (struct program){ .path = strdup(f[1]) };
+			if (!progs[i].path)
+				xrealloc(NULL, (size_t)-1);
+		}
+		snprintf(what, sizeof(what), "%s(%s) of %s, %s time%s, from %s",
+			 f[4], f[5], f[6], f[0], strcmp(f[0], "1") ? "s" : "",
+			 f[9]);
+		add_why(&progs[i], what);
+		progs[i].total += strtoul(f[0], NULL, 10);
+	}
+	free(line);
+	fclose(in);
+	qsort(progs, n, sizeof(*progs), by_path);
+	for (i = 0; i < n; i++) {
+		const char *p = progs[i].path;
+		size_t pl = strlen(p);
+		const char *bad = NULL;
+
+		/*
+		 * Names come from users: every byte of them is printed
+		 * escaped in the comments, and a command is printed only
+		 * for a name that is safe as one shell word, quoted or not.
+		 */
+		fputs("# ", stdout);
+		put_escaped(p);
+		printf(": %lu refused under W^X: ", progs[i].total);
+		put_escaped(progs[i].why);
+		putchar('\n');
+		if (pl > 10 && !strcmp(p + pl - 10, " (deleted)"))
+			bad = "the file was replaced or removed since; run the new one under complain mode";
+		else if (p[0] != '/')
+			bad = "not a path";
+		else if (strpbrk(p, "'") || p[strspn(p, " !#%&()*;<=>?[]^{|}~$`\"\\"
+						      "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+						      "abcdefghijklmnopqrstuvwxyz"
+						      "0123456789/._+-@:,")])
+			bad = "its name has a quote or a control character: mark it by hand";
+		else
+			bad = untrusted(p);
+		if (bad)
+			printf("#   no marking suggested: %s\n", bad);
+		else if (!plain_word(p))
+			printf("flexmmap-mark --pax m '%s'\n", p);
+		else
+			printf("flexmmap-mark --pax m %s\n", p);
+		free(progs[i].path);
+		free(progs[i].why);
+	}
+	free(progs);
+	if (!lines)
+		printf("# no W^X complaints recorded\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -289,11 +491,12 @@ int main(int argc, char **argv)
 		{ "pax", required_argument, NULL, 'p' },
 		{ "clear", no_argument, NULL, 'c' },
 		{ "show", no_argument, NULL, 's' },
+		{ "suggest", no_argument, NULL, 'S' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *layout = NULL, *pax = NULL;
-	bool clear = false, showing = false;
+	bool clear = false, showing = false, suggesting = false;
 	static struct change ch[2];
 	int o, i, nch = 0, rc = 0;
 
@@ -318,6 +521,9 @@ int main(int argc, char **argv)
 		case 's':
 			showing = true;
 			break;
+		case 'S':
+			suggesting = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -328,8 +534,13 @@ int main(int argc, char **argv)
 			bad_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (showing + clear + !!(layout || pax) != 1)
-		bad_usage("%s", "give one of --show, --clear, or --layout and/or --pax");
+	if (showing + clear + suggesting + !!(layout || pax) != 1)
+		bad_usage("%s", "give one of --show, --clear, --suggest, or --layout and/or --pax");
+	if (suggesting) {
+		if (argc - optind > 1)
+			bad_usage("%s", "--suggest reads one file of complaints");
+		return suggest(optind < argc ? argv[optind] : COMPLAINTS);
+	}
 	if (optind >= argc)
 		bad_usage("%s", "no FILE given");
 

@@ -82,6 +82,9 @@ static const char *const dn_stats[] = {
 	"wx_denied_shmat",
 	"wx_denied_uffd",
 	"wx_denied_mem",
+	"wx_complain",
+	"wx_complained",
+	"wx_complaints_dropped",
 	"stray_int3",
 };
 

@@ -110,8 +110,8 @@ t_diag "$(grep -c '^wx_denied ' $W/wx.txt) wx_denied events, the first three:"
 head -n 3 $W/wx.txt | t_sub
 # The fields but the pid, which is one of fmm-wx's route children.
 wx_line() { awk -v m="$1" '$1 == "wx_denied" && index($0, m) { sub(/^wx_denied pid=[0-9]+ /, ""); print; exit }' $W/wx.txt; }
-t_eq "wx_denied: mprotect(RWX) of anonymous memory: comm, call, prot, file" \
-	"comm=fmm-wx-$b call=mprotect prot=PROT_READ|PROT_WRITE|PROT_EXEC file=(anonymous)" \
+t_eq "wx_denied: mprotect(RWX) of anonymous memory: comm, call, prot, file, allowed=0" \
+	"comm=fmm-wx-$b call=mprotect prot=PROT_READ|PROT_WRITE|PROT_EXEC file=(anonymous) allowed=0" \
 	"$(wx_line 'call=mprotect prot=PROT_READ|PROT_WRITE|PROT_EXEC file=(anonymous)')"
 # mprotect-file-cow: an unlinked /tmp/fmm-wx.XXXXXX, written privately.  On
 # PREEMPT_RT the event gives the name alone (no d_path() in a probe there).
@@ -121,7 +121,7 @@ if uname -v | grep -qw PREEMPT_RT; then
 	t_diag "PREEMPT_RT: wx_denied names a file by its last component"
 fi
 t_check "wx_denied: mprotect(RX) of a written private file mapping names its path" \
-	grep -qE "^wx_denied pid=[0-9]+ comm=fmm-wx-$b call=mprotect prot=PROT_READ\|PROT_EXEC file=$cow_file\$" $W/wx.txt
+	grep -qE "^wx_denied pid=[0-9]+ comm=fmm-wx-$b call=mprotect prot=PROT_READ\|PROT_EXEC file=$cow_file allowed=0\$" $W/wx.txt
 # Every event has a pid (> 1) and is a probe's: fmm-wx, or the RWX helper
 # it execs, the only programs run under W^X.
 wx_all_ours() {
