@@ -154,11 +154,11 @@ static inline bool fmm_mmap_write_trylock(struct mm_struct *mm)
 
 /*
  * userfaultfd's fills run under the destination mm's mmap lock on 6.1;
- * since 6.8 under the destination vma's own lock (per-VMA locks), the mmap
- * lock not held.
+ * since 6.8 under the destination vma's own lock where the kernel has
+ * per-VMA locks, the mmap lock not held.
  */
 #if LINUX_VERSION_CODE >= KERNEL_VERSION(6, 8, 0)
-#define FMM_UFFD_FILL_MMAP_LOCKED false
+#define FMM_UFFD_FILL_MMAP_LOCKED (!IS_ENABLED(CONFIG_PER_VMA_LOCK))
 #else
 #define FMM_UFFD_FILL_MMAP_LOCKED true
 #endif

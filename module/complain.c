@@ -36,6 +36,7 @@
 #include <linux/rcupdate.h>
 #include <linux/sched.h>
 #include <linux/seq_file.h>
+#include <linux/slab.h>
 #include <linux/uidgid.h>
 #include "fmm.h"
 
@@ -136,8 +137,13 @@ bool fmm_wx_complaint(const struct fmm_wx_refusal *r)
 	if (!READ_ONCE(fmm_wx_complain) || (fmm_mm_nx(r->mm) & FMM_NX_MARKED))
 		return false;
 	atomic_long_inc(&fmm_stats.wx_complained);
-	/* Only current's own mm has a calling instruction worth naming. */
-	if (r->mm == current->mm)
+	/*
+	 * Only current's own mm has a calling instruction worth naming, and
+	 * not during an exec (vm_brk_flags: the registers are still the old
+	 * program's).  Nor with interrupts off (a probe entered from a stray
+	 * int3): on PREEMPT_RT up_read()'s slow path would turn them on.
+	 */
+	if (r->mm == current->mm && !r->in_exec && !irqs_disabled())
 		fmm_complaint_caller(caller, r->locked);
 	else
 		strscpy(caller, "-", sizeof(caller));
@@ -226,8 +232,24 @@ static void fmm_prot_str(char *s, long prot)
 	s[3] = '\0';
 }
 
+/* @s with every byte outside printable ASCII, and "\\", as \ooo. */
+static void fmm_seq_put_escaped(struct seq_file *m, const char *s)
+{
+	for (; *s; s++) {
+		unsigned char c = *s;
+
+		if (c > ' ' && c < 0x7f && c != '\\')
+			seq_putc(m, c);
+		else
+			seq_printf(m, "\\%03o", c);
+	}
+}
+
 /*
- * One line per record, tab-separated: count, path (escaped), dev:ino, uid
+ * One line per record, tab-separated: count, path (as d_path() names it
+ * from the reader's root: a program of another mount namespace may show a
+ * path that names another file here, so dev:ino is the identity; every
+ * byte outside printable ASCII escaped), dev:ino, uid
  * (in the reader's user namespace), call, what was refused, the memory,
  * the protection before and asked for, the caller's mapping.
  * Each record is copied under the lock with a reference of its own, and
@@ -238,6 +260,7 @@ static const char fmm_complaints_header[] =
 
 static int fmm_complaints_show(struct seq_file *m, void *v)
 {
+	char *buf = kmalloc(PATH_MAX, GFP_KERNEL), *path;
 	struct user_namespace *ns = seq_user_ns(m);
 	struct fmm_complaint c;
 	char old[4], prot[4];
@@ -256,15 +279,17 @@ static int fmm_complaints_show(struct seq_file *m, void *v)
 		fmm_prot_str(old, c.old);
 		fmm_prot_str(prot, c.prot);
 		seq_printf(m, "%lu\t", c.count);
-		seq_path(m, &c.exe->f_path, "\t\n\\");
+		path = buf ? d_path(&c.exe->f_path, buf, PATH_MAX) : NULL;
+		fmm_seq_put_escaped(m, IS_ERR_OR_NULL(path) ? "?" : path);
 		seq_printf(m, "\t%u:%u:%lu\t%u\t%s\t%s\t%s\t%s\t%s\t",
 			   MAJOR(c.dev), MINOR(c.dev), c.ino,
 			   from_kuid_munged(ns, c.uid), c.call, c.what,
 			   c.of ? c.of : "a file", old, prot);
-		seq_escape(m, c.caller, "\t\n\\");
+		fmm_seq_put_escaped(m, c.caller);
 		seq_putc(m, '\n');
 		fput(c.exe);
 	}
+	kfree(buf);
 	return 0;
 }
 

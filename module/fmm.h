@@ -446,6 +446,7 @@ void fmm_nx_exit(void);
  * @old: the mapping's protection before (PROT_* bits), -1 when none
  * @prot: the protection asked for (PROT_* bits)
  * @locked: current holds its own mm's mmap lock
+ * @in_exec: in an exec (the user registers are the old program's)
  */
 struct fmm_wx_refusal {
 	struct mm_struct *mm;
@@ -456,6 +457,7 @@ struct fmm_wx_refusal {
 	long old;
 	unsigned long prot;
 	bool locked;
+	bool in_exec;
 };
 
 /* complain.c: vm.flexmmap_wx_complain and /proc/flexmmap/wx_complaints */

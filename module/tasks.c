@@ -47,7 +47,10 @@ static const char *fmm_mode_name(enum fmm_alloc a, enum fmm_reason why)
 	return fmm_alloc_is_bottomup(a) ? "legacy" : "flexible";
 }
 
-/* After nx=N: the user.pax.flags letter that changed the mode, if one did. */
+/*
+ * After nx=N: the user.pax.flags letter that applied, if one did (m: 3
+ * became 2; M: 3 whatever the mode was).
+ */
 static const char *fmm_nx_marking(int nx)
 {
 	if (!(nx & FMM_NX_MARKED))

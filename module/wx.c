@@ -494,6 +494,7 @@ static int fmm_wx_brk_pre(struct kprobe *p, struct pt_regs *regs)
 	r = (struct fmm_wx_refusal){
 		.mm = current->mm,
 		.call = "vm_brk_flags",
+		.in_exec = true,
 		.what = "VM_EXEC",
 		.of = fmm_wx_obj_names[FMM_OBJ_ANON],
 		.old = -1,

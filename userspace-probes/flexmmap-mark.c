@@ -38,8 +38,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #include "flexmmap.h"
 
@@ -348,10 +351,53 @@ static const char *untrusted(const char *path)
 
 struct program {
 	char *path;
+	char *devino;
 	char *why;
 	size_t why_len;
+	char uids[128];
 	unsigned long total;
+	unsigned long local;
 };
+
+/*
+ * Is the file at @path now the one the record names (its "MAJ:MIN:INO")?
+ * Not through a symlink (O_PATH|O_NOFOLLOW opens the link itself): the
+ * path a record shows is the kernel's name of the program's file, and a
+ * program of another mount namespace (a user's, a container's) may show a
+ * path that names another file here.
+ */
+static bool same_file(const char *path, const char *devino)
+{
+	unsigned int maj, min;
+	unsigned long ino;
+	struct stat st;
+	bool same;
+	int fd;
+
+	if (sscanf(devino, "%u:%u:%lu", &maj, &min, &ino) != 3)
+		return false;
+	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	same = !fstat(fd, &st) && S_ISREG(st.st_mode) && major(st.st_dev) == maj &&
+	       minor(st.st_dev) == min && st.st_ino == ino;
+	close(fd);
+	return same;
+}
+
+/* Add @uid to the program's list of uids (" 0 1000 "), once. */
+static void add_uid(struct program *p, const char *uid)
+{
+	char word[32];
+	size_t n;
+
+	if (!p->uids[0])
+		strcpy(p->uids, " ");
+	n = strlen(p->uids);
+	snprintf(word, sizeof(word), " %s ", uid);
+	if (!strstr(p->uids, word) && n + strlen(uid) + 1 < sizeof(p->uids))
+		snprintf(p->uids + n, sizeof(p->uids) - n, "%s ", uid);
+}
 
 static int by_path(const void *a, const void *b)
 {
@@ -430,10 +476,19 @@ static int suggest(const char *file)
 				cap = cap ? 2 * cap : 16;
 				progs = xrealloc(progs, cap * sizeof(*progs));
 			}
-			progs[n++] = (struct program){ .path = strdup(f[1]) };
-			if (!progs[i].path)
+			progs[n++] = (struct program){ .path = strdup(f[1]),
+						       .devino = strdup(f[2]) };
+			if (!progs[i].path || !progs[i].devino)
 				xrealloc(NULL, (size_t)-1);
 		}
+		add_uid(&progs[i], f[3]);
+		/*
+		 * Written by another process (a debugger, a userfaultfd
+		 * monitor): an m marking would let every writer in.
+		 */
+		if (strcmp(f[4], "/proc/PID/mem") && strcmp(f[4], "ptrace") &&
+		    !(!strcmp(f[4], "userfaultfd") && !strcmp(f[9], "-")))
+			progs[i].local += strtoul(f[0], NULL, 10);
 		snprintf(what, sizeof(what), "%s(%s) of %s, %s time%s, from %s",
 			 f[4], f[5], f[6], f[0], strcmp(f[0], "1") ? "s" : "",
 			 f[9]);
@@ -455,7 +510,8 @@ static int suggest(const char *file)
 		 */
 		fputs("# ", stdout);
 		put_escaped(p);
-		printf(": %lu refused under W^X: ", progs[i].total);
+		printf(": %lu refused under W^X (uid%.*s): ", progs[i].total,
+		       (int)strlen(progs[i].uids) - 1, progs[i].uids);
 		put_escaped(progs[i].why);
 		putchar('\n');
 		if (pl > 10 && !strcmp(p + pl - 10, " (deleted)"))
@@ -467,6 +523,10 @@ static int suggest(const char *file)
 						      "abcdefghijklmnopqrstuvwxyz"
 						      "0123456789/._+-@:,")])
 			bad = "its name has a quote or a control character: mark it by hand";
+		else if (!progs[i].local)
+			bad = "only other processes wrote into it (/proc/PID/mem, ptrace, userfaultfd): an m marking would let any writer in";
+		else if (!same_file(p, progs[i].devino))
+			bad = "the file at that path is not the one recorded (dev:ino differ: replaced, a symlink, or another mount namespace's file)";
 		else
 			bad = untrusted(p);
 		if (bad)
@@ -476,6 +536,7 @@ static int suggest(const char *file)
 		else
 			printf("flexmmap-mark --pax m %s\n", p);
 		free(progs[i].path);
+		free(progs[i].devino);
 		free(progs[i].why);
 	}
 	free(progs);
