@@ -232,13 +232,13 @@ static void fmm_prot_str(char *s, long prot)
 	s[3] = '\0';
 }
 
-/* @s with every byte outside printable ASCII, and "\\", as \ooo. */
+/* @s with every byte outside printable ASCII (the space is one), and "\\", as \ooo. */
 static void fmm_seq_put_escaped(struct seq_file *m, const char *s)
 {
 	for (; *s; s++) {
 		unsigned char c = *s;
 
-		if (c > ' ' && c < 0x7f && c != '\\')
+		if (c >= ' ' && c < 0x7f && c != '\\')
 			seq_putc(m, c);
 		else
 			seq_printf(m, "\\%03o", c);
