@@ -166,21 +166,30 @@ static ssize_t get_attr(const char *file, const char *name, char *buf,
 	return n;
 }
 
-static void print_value(const char *key, const char *v, ssize_t n, bool absent)
+/*
+ * @n bytes of @v with every byte outside printable ASCII, and "\\", as
+ * \ooo: one line, no escape sequence; the space too unless @space.
+ */
+static void put_escaped(const char *v, size_t n, bool space)
 {
-	ssize_t i;
+	size_t i;
 
-	printf("%s=", key);
-	if (absent)
-		putchar('-');
 	for (i = 0; i < n; i++) {
 		unsigned char c = v[i];
 
-		if (c > ' ' && c < 0x7f && c != '\\')
+		if ((c > ' ' || (space && c == ' ')) && c < 0x7f && c != '\\')
 			putchar(c);
 		else
 			printf("\\%03o", c);
 	}
+}
+
+static void print_value(const char *key, const char *v, ssize_t n, bool absent)
+{
+	printf("%s=", key);
+	if (absent)
+		putchar('-');
+	put_escaped(v, n, false);
 }
 
 static int show(const char *file)
@@ -315,38 +324,11 @@ static void unescape(char *s)
 	*d = '\0';
 }
 
-/* @s with bytes outside printable ASCII and "\\" as \ooo: one line, no escape sequence. */
-static void put_escaped(const char *s)
-{
-	for (; *s; s++) {
-		unsigned char c = *s;
-
-		if (c >= ' ' && c < 0x7f && c != '\\')
-			putchar(c);
-		else
-			printf("\\%03o", c);
-	}
-}
-
 /* Safe as a shell word without quotes. */
 static bool plain_word(const char *s)
 {
 	return strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
 			 "0123456789/._+-@:,") == strlen(s);
-}
-
-/* A file the module trusts an m marking on: as mark.c's rule, seen from here. */
-static const char *untrusted(const char *path)
-{
-	struct stat st;
-
-	if (stat(path, &st))
-		return "it cannot be found now";
-	if (!S_ISREG(st.st_mode))
-		return "it is not a regular file";
-	if (st.st_uid != 0 || (st.st_mode & 022))
-		return "it is not root's alone (the module would ignore an m marking there)";
-	return NULL;
 }
 
 struct program {
@@ -360,13 +342,15 @@ struct program {
 };
 
 /*
- * Is the file at @path now the one the record names (its "MAJ:MIN:INO")?
- * Not through a symlink (O_PATH|O_NOFOLLOW opens the link itself): the
- * path a record shows is the kernel's name of the program's file, and a
- * program of another mount namespace (a user's, a container's) may show a
- * path that names another file here.
+ * Why the file at @path cannot take the record's m marking, or NULL: it
+ * must be the file the record names (its "MAJ:MIN:INO"), reached without
+ * a symbolic link at the end (O_PATH|O_NOFOLLOW opens the link itself),
+ * since the path a record shows is the kernel's name of the program's
+ * file and a program of another mount namespace (a user's, a
+ * container's) may show a path that names another file here; and the
+ * module must trust an m there (mark.c's rule, seen from here).
  */
-static bool same_file(const char *path, const char *devino)
+static const char *file_problem(const char *path, const char *devino)
 {
 	unsigned int maj, min;
 	unsigned long ino;
@@ -375,14 +359,18 @@ static bool same_file(const char *path, const char *devino)
 	int fd;
 
 	if (sscanf(devino, "%u:%u:%lu", &maj, &min, &ino) != 3)
-		return false;
+		return "the record's dev:ino is malformed";
 	fd = open(path, O_PATH | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
-		return false;
+		return "it cannot be found now";
 	same = !fstat(fd, &st) && S_ISREG(st.st_mode) && major(st.st_dev) == maj &&
 	       minor(st.st_dev) == min && st.st_ino == ino;
 	close(fd);
-	return same;
+	if (!same)
+		return "the file at that path is not the one recorded (dev:ino differ: replaced, a symlink, or another mount namespace's file)";
+	if (st.st_uid != 0 || (st.st_mode & 022))
+		return "it is not root's alone (the module would ignore an m marking there)";
+	return NULL;
 }
 
 /* Add @uid to the program's list of uids (" 0 1000 "), once. */
@@ -509,10 +497,10 @@ static int suggest(const char *file)
 		 * for a name that is safe as one shell word, quoted or not.
 		 */
 		fputs("# ", stdout);
-		put_escaped(p);
+		put_escaped(p, strlen(p), true);
 		printf(": %lu refused under W^X (uid%.*s): ", progs[i].total,
 		       (int)strlen(progs[i].uids) - 1, progs[i].uids);
-		put_escaped(progs[i].why);
+		put_escaped(progs[i].why, strlen(progs[i].why), true);
 		putchar('\n');
 		if (pl > 10 && !strcmp(p + pl - 10, " (deleted)"))
 			bad = "the file was replaced or removed since; run the new one under complain mode";
@@ -525,10 +513,8 @@ static int suggest(const char *file)
 			bad = "its name has a quote or a control character: mark it by hand";
 		else if (!progs[i].local)
 			bad = "only other processes wrote into it (/proc/PID/mem, ptrace, userfaultfd): an m marking would let any writer in";
-		else if (!same_file(p, progs[i].devino))
-			bad = "the file at that path is not the one recorded (dev:ino differ: replaced, a symlink, or another mount namespace's file)";
 		else
-			bad = untrusted(p);
+			bad = file_problem(p, progs[i].devino);
 		if (bad)
 			printf("#   no marking suggested: %s\n", bad);
 		else if (!plain_word(p))
