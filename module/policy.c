@@ -183,6 +183,8 @@ NOKPROBE_SYMBOL(fmm_exec_pre);
  * their own mmap lock for ever (a fault on a FUSE file that never answers,
  * inside access_remote_vm()), and rmmod waits for a retarget in progress
  * when it removes the sysctl: an unbounded wait here would be one in rmmod.
+ * So it polls and never queues; a busy mm leaves the lock free only in short
+ * gaps, so the polls are frequent (every 0.5-1 ms: about 2000-4000 tries).
  */
 #define FMM_RETARGET_LOCK_MS 2000
 
@@ -195,7 +197,7 @@ static int fmm_mmap_write_lock_bounded(struct mm_struct *mm)
 			return -EINTR;
 		if (time_after(jiffies, end))
 			return -EAGAIN;
-		usleep_range(5000, 10000);
+		usleep_range(500, 1000);
 	}
 	return 0;
 }

@@ -134,7 +134,7 @@ rc32=$?
 read -r n straddled printed pfail <"$W/execs"
 t_diag "$cycles cycles in $((SECONDS - start)) s; $(cat "$W/writes") sysctl writes accepted; $n probe execs: $(wc -l <"$W/checked") inside a window, $straddled across a window's edge (not counted), $printed started in a transition (--print)"
 [ "$unanchored" = 0 ] || t_diag "$unanchored anchored window(s) saw no probe of each kind within 90 s"
-[ ! -s "$W/busy" ] || t_diag "rmmod refused $(wc -l <"$W/busy") time(s): module in use"
+win_retry_diags
 if [ "$failed" = 0 ] && [ "$pfail" = 0 ] && [ "$unacked" = 0 ]; then
 	t_ok "harness: $cycles insmod/rmmod cycles, none failed; the $printed probes exec'd in the transitions ran"
 else

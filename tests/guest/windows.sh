@@ -146,6 +146,21 @@ win_wait_seen() { # STATE: true if both kinds were counted in it (90 s)
 	done
 }
 
+# win_retarget_one PID MODE: one retarget as a user would make it: EAGAIN
+# (the target's mmap lock stayed held for the module's bounded wait, see
+# fmm_mmap_write_lock_bounded()) is tried again, up to 5 writes, each retry
+# one line in $W/eagain; any other refusal, or a sixth EAGAIN, is false with
+# the shell's message in $W/retarget.err.
+win_retarget_one() {
+	local n
+	for n in 1 2 3 4 5 6; do
+		echo "$1 $2" 2>"$W/retarget.err" >$WIN_R && return 0
+		grep -q 'temporarily unavailable' "$W/retarget.err" || return 1
+		[ "$n" = 6 ] || echo "$1" >>"$W/eagain"
+	done
+	return 1
+}
+
 # win_retarget C LAYOUT PID...: re-target each worker to the window's
 # allocator and check the module lists it there; mismatches to
 # $W/workers.fail.
@@ -159,8 +174,9 @@ win_retarget() {
 	fi
 	for pid; do
 		echo "$pid" >>"$W/retargeted"
-		echo "$pid $mode" 2>/dev/null >$WIN_R ||
-			echo "cycle $c: retarget $pid $mode refused" >>"$W/workers.fail"
+		win_retarget_one "$pid" "$mode" ||
+			echo "cycle $c: retarget $pid $mode refused: $(cat "$W/retarget.err")" \
+				>>"$W/workers.fail"
 		got=$(awk -v p="$pid" '$1 == p { print $2, $3 }' /proc/flexmmap/tasks)
 		[ "$got" = "$mode $alloc" ] ||
 			echo "cycle $c: $pid listed as '$got', want '$mode $alloc'" >>"$W/workers.fail"
@@ -175,6 +191,14 @@ win_stats() {
 		$1 == "stray_int3" { st = $2 }
 		END { print c, n + 0, s + 0, (st == "" ? "-" : st) }' \
 		/proc/flexmmap/stats >>"$W/stats"
+}
+
+# win_retry_diags: what was tried again (rmmod refused while the module was
+# in use, retargets refused with EAGAIN), one diagnostic line each.
+win_retry_diags() {
+	[ ! -s "$W/busy" ] || t_diag "rmmod refused $(wc -l <"$W/busy") time(s): module in use"
+	[ ! -s "$W/eagain" ] ||
+		t_diag "retarget refused with EAGAIN (mmap lock busy) and tried again $(wc -l <"$W/eagain") time(s)"
 }
 
 # win_rmmod: rmmod, retried for 30 s while it says the module is in use
