@@ -10,7 +10,8 @@
  *   flexmmap-mark [--layout MODE] [--pax FLAGS] FILE...
  *   flexmmap-mark --clear FILE...
  *   flexmmap-mark --show FILE...
- *   flexmmap-mark --suggest [COMPLAINTS]
+ *   flexmmap-mark --suggest [--apply] [COMPLAINTS]
+ *   flexmmap-mark --sync [LIST...]
  *
  * --show prints one line per file, the file name last so that a name with
  * spaces cannot shift the fields:
@@ -26,7 +27,18 @@
  * them, why it needs an m marking (a comment line: each kind of refusal,
  * how many times, from which mapping) and the command that marks it, or a
  * comment saying why no marking would do (the file is gone, or it is not
- * root's alone, so the module would not trust an m there).  Exit status:
+ * root's alone, so the module would not trust an m there).  --apply also
+ * marks each program it suggests and adds it to /etc/flexmmap/markings.
+ *
+ * --sync applies the markings lists (default: the shipped
+ * /usr/share/flexmmap/markings, then the administrator's
+ * /etc/flexmmap/markings; a later line for the same path wins): one
+ * "PATH [layout=MODE|-] [pax=FLAGS|-]" per line ("-": remove; absent:
+ * leave), "#" comments, a space, tab or backslash in PATH as \ooo.  A
+ * path is opened one component at a time without following a symbolic
+ * link that root does not own; a listed file that is missing is noted and
+ * skipped, one that is not a regular file root alone can write is
+ * reported and not marked.  Exit status:
  * 0 done, 1 a file could not be marked or read (the others still are),
  * 2 bad usage (nothing touched).  Static, like the probes: it needs neither
  * the attr package nor a C library in the guest.  Man page: man/flexmmap-mark.1.
@@ -34,6 +46,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,10 +68,15 @@
 
 /* W^X complain mode's records (complain.c). */
 #define COMPLAINTS "/proc/flexmmap/wx_complaints"
+/* The markings lists: the package's defaults, then the administrator's. */
+#define LIST_SHIPPED "/usr/share/flexmmap/markings"
+#define LIST_ADMIN "/etc/flexmmap/markings"
 
 static const char *const layouts[] = { "kernel", "legacy", "flexible", "auto" };
 
 static const char *prog = "flexmmap-mark";
+/* --suggest --apply: mark what is suggested and add it to LIST_ADMIN. */
+static bool applying;
 
 static void usage(FILE *f)
 {
@@ -66,11 +84,12 @@ static void usage(FILE *f)
 		"Usage: %s [--layout MODE] [--pax FLAGS] FILE...\n"
 		"       %s --clear FILE...\n"
 		"       %s --show FILE...\n"
-		"       %s --suggest [COMPLAINTS]   (default " COMPLAINTS ")\n"
+		"       %s --suggest [--apply] [COMPLAINTS]   (default " COMPLAINTS ")\n"
+		"       %s --sync [LIST...]   (default " LIST_SHIPPED " " LIST_ADMIN ")\n"
 		"  MODE: kernel, legacy, flexible or auto (" XA_LAYOUT ")\n"
 		"  FLAGS: 1 to 16 PaX letters from PpEeMmRrSsXx, upper case on, lower case\n"
 		"         off, no letter in both cases (" XA_PAX "; flexmmap reads M and m)\n",
-		prog, prog, prog, prog);
+		prog, prog, prog, prog, prog);
 }
 
 static void bad_usage(const char *fmt, const char *arg)
@@ -306,6 +325,10 @@ static int mark(const char *file, struct change *ch, int nch)
 	return 1;
 }
 
+static int open_listed(const char *path, const char **why);
+static int fd_mark(int fd, const char *name, const char *value);
+static int apply_one(const char *path);
+
 /* Undo the module's \ooo escapes (seq_path(), seq_escape()) in place. */
 static void unescape(char *s)
 {
@@ -419,6 +442,7 @@ static void add_why(struct program *p, const char *what)
  */
 static int suggest(const char *file)
 {
+	int rc = 0;
 	struct program *progs = NULL;
 	size_t n = 0, cap = 0, len = 0, i;
 	char *line = NULL, *f[10];
@@ -521,6 +545,8 @@ static int suggest(const char *file)
 			printf("flexmmap-mark --pax m '%s'\n", p);
 		else
 			printf("flexmmap-mark --pax m %s\n", p);
+		if (!bad && applying)
+			rc |= apply_one(p);
 		free(progs[i].path);
 		free(progs[i].devino);
 		free(progs[i].why);
@@ -528,7 +554,272 @@ static int suggest(const char *file)
 	free(progs);
 	if (!lines)
 		printf("# no W^X complaints recorded\n");
+	return rc;
+}
+
+/*
+ * Open @path (absolute) for reading its attributes and writing them, one
+ * component at a time, following a symbolic link only if root owns it (a
+ * link a user owns could point the marking at any file).  Returns a
+ * descriptor (O_RDONLY) of a regular file, or -1 with *why set.
+ */
+static int open_listed(const char *path, const char **why)
+{
+	char buf[PATH_MAX], link[PATH_MAX], *comp, *rest;
+	int dir, fd = -1, hops = 0;
+	struct stat st;
+
+	*why = "not an absolute path";
+	if (path[0] != '/' || strlen(path) >= sizeof(buf))
+		return -1;
+	strcpy(buf, path);
+	dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+	rest = buf;
+	while (dir >= 0) {
+		while (*rest == '/')
+			rest++;
+		comp = strsep(&rest, "/");
+		if (!*comp) {
+			*why = "names a folder";
+			break;
+		}
+		fd = openat(dir, comp, O_PATH | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0 || fstat(fd, &st)) {
+			*why = errno == ENOENT ? "missing" : strerror(errno);
+			break;
+		}
+		if (S_ISLNK(st.st_mode)) {
+			ssize_t n;
+
+			if (st.st_uid != 0) {
+				*why = "a symbolic link on its way is not root's: not followed";
+				break;
+			}
+			n = readlinkat(fd, "", link, sizeof(link) - 1);
+			if (n < 0 || ++hops > 40) {
+				*why = "a symbolic link on its way cannot be followed";
+				break;
+			}
+			link[n] = '\0';
+			/* The link's target, then what was left of the path. */
+			if (snprintf(link + n, sizeof(link) - n, "%s%s",
+				     rest ? "/" : "", rest ? rest : "") >=
+			    (int)(sizeof(link) - n)) {
+				*why = "its path is too long";
+				break;
+			}
+			strcpy(buf, link);
+			rest = buf;
+			close(fd);
+			fd = -1;
+			if (buf[0] == '/') {
+				close(dir);
+				dir = open("/", O_PATH | O_DIRECTORY | O_CLOEXEC);
+			}
+			continue;
+		}
+		if (!rest) {
+			int rd;
+			char self[64];
+
+			if (!S_ISREG(st.st_mode)) {
+				*why = "not a regular file";
+				break;
+			}
+			if (st.st_uid != 0 || (st.st_mode & 022)) {
+				*why = "not root's alone (an m marking would not be trusted)";
+				break;
+			}
+			/* Reopened through the descriptor, not the path. */
+			snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+			rd = open(self, O_RDONLY | O_CLOEXEC);
+			if (rd < 0)
+				*why = strerror(errno);
+			close(fd);
+			close(dir);
+			return rd;
+		}
+		close(dir);
+		dir = fd;
+		fd = -1;
+	}
+	if (fd >= 0)
+		close(fd);
+	if (dir >= 0)
+		close(dir);
+	return -1;
+}
+
+/* Set (@value) or remove (NULL) one attribute through @fd. */
+static int fd_mark(int fd, const char *name, const char *value)
+{
+	if (value)
+		return fsetxattr(fd, name, value, strlen(value), 0);
+	if (fremovexattr(fd, name) && errno != ENODATA)
+		return -1;
 	return 0;
+}
+
+/*
+ * One line of a markings list: "PATH [layout=V] [pax=V]".  0 applied (or
+ * missing), 1 reported.
+ */
+static int sync_line(const char *list, unsigned long nr, char *line)
+{
+	const char *layout = NULL, *pax = NULL, *why;
+	bool has_layout = false, has_pax = false;
+	char *path, *word, *s = line;
+	int fd, err = 0;
+
+	path = strsep(&s, " \t");
+	unescape(path);
+	while (s && (word = strsep(&s, " \t"))) {
+		if (!*word)
+			continue;
+		if (!strncmp(word, "layout=", 7) && !has_layout) {
+			has_layout = true;
+			layout = strcmp(word + 7, "-") ? word + 7 : NULL;
+			if (layout && !valid_layout(layout))
+				goto bad;
+		} else if (!strncmp(word, "pax=", 4) && !has_pax) {
+			has_pax = true;
+			pax = strcmp(word + 4, "-") ? word + 4 : NULL;
+			if (pax && !valid_pax(pax))
+				goto bad;
+		} else {
+			goto bad;
+		}
+	}
+	if (!has_layout && !has_pax)
+		goto bad;
+	fd = open_listed(path, &why);
+	if (fd < 0) {
+		if (!strcmp(why, "missing")) {
+			fprintf(stderr, "%s: %s:%lu: %s: not installed, skipped\n",
+				prog, list, nr, path);
+			return 0;
+		}
+		fprintf(stderr, "%s: %s:%lu: %s: %s: not marked\n", prog, list,
+			nr, path, why);
+		return 1;
+	}
+	if (has_layout && fd_mark(fd, XA_LAYOUT, layout))
+		err = errno;
+	if (!err && has_pax && fd_mark(fd, XA_PAX, pax))
+		err = errno;
+	close(fd);
+	if (err) {
+		fprintf(stderr, "%s: %s:%lu: %s: ", prog, list, nr, path);
+		file_error(path, true, err);
+		return 1;
+	}
+	return 0;
+bad:
+	fprintf(stderr, "%s: %s:%lu: not \"PATH [layout=MODE|-] [pax=FLAGS|-]\": skipped\n",
+		prog, list, nr);
+	return 1;
+}
+
+/* PATH with a space, tab, newline or backslash as \ooo (a list's first word). */
+static void list_path(FILE *out, const char *p)
+{
+	for (; *p; p++) {
+		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\')
+			fprintf(out, "\\%03o", (unsigned char)*p);
+		else
+			fputc(*p, out);
+	}
+}
+
+/*
+ * --apply: mark @path m (through open_listed(): no symbolic link a user
+ * owns, a file root alone can write) and add "PATH pax=m" to LIST_ADMIN
+ * unless a line for it is there.
+ */
+static int apply_one(const char *path)
+{
+	char *line = NULL, *first;
+	const char *why;
+	bool listed = false;
+	size_t len = 0;
+	FILE *f;
+	int fd;
+
+	fd = open_listed(path, &why);
+	if (fd < 0) {
+		fprintf(stderr, "%s: %s: %s: not marked\n", prog, path, why);
+		return 1;
+	}
+	if (fd_mark(fd, XA_PAX, "m")) {
+		file_error(path, true, errno);
+		close(fd);
+		return 1;
+	}
+	close(fd);
+	if (mkdir("/etc/flexmmap", 0755) && errno != EEXIST) {
+		fprintf(stderr, "%s: /etc/flexmmap: %s\n", prog, strerror(errno));
+		return 1;
+	}
+	f = fopen(LIST_ADMIN, "a+");
+	if (!f) {
+		fprintf(stderr, "%s: %s: %s\n", prog, LIST_ADMIN, strerror(errno));
+		return 1;
+	}
+	rewind(f);
+	while (!listed && getline(&line, &len, f) > 0) {
+		char *s = line + strspn(line, " \t");
+
+		first = strsep(&s, " \t\n");
+		unescape(first);
+		listed = !strcmp(first, path);
+	}
+	free(line);
+	if (!listed) {
+		list_path(f, path);
+		fputs(" pax=m\n", f);
+	}
+	if (fclose(f)) {
+		fprintf(stderr, "%s: %s: %s\n", prog, LIST_ADMIN, strerror(errno));
+		return 1;
+	}
+	printf("#   marked m%s\n", listed ? " (already in " LIST_ADMIN ")" : ", added to " LIST_ADMIN);
+	return 0;
+}
+
+/* Apply each list in turn; a missing list is none. */
+static int sync_lists(char **lists, int n)
+{
+	char *line = NULL;
+	size_t len = 0;
+	int i, rc = 0;
+
+	for (i = 0; i < n; i++) {
+		unsigned long nr = 0;
+		FILE *in = fopen(lists[i], "r");
+
+		if (!in) {
+			if (errno == ENOENT)
+				continue;
+			fprintf(stderr, "%s: %s: %s\n", prog, lists[i],
+				strerror(errno));
+			rc = 1;
+			continue;
+		}
+		while (getline(&line, &len, in) > 0) {
+			char *s = line, *nl = strchr(line, '\n');
+
+			nr++;
+			if (nl)
+				*nl = '\0';
+			s += strspn(s, " \t");
+			if (!*s || *s == '#')
+				continue;
+			rc |= sync_line(lists[i], nr, s);
+		}
+		fclose(in);
+	}
+	free(line);
+	return rc;
 }
 
 int main(int argc, char **argv)
@@ -539,11 +830,13 @@ int main(int argc, char **argv)
 		{ "clear", no_argument, NULL, 'c' },
 		{ "show", no_argument, NULL, 's' },
 		{ "suggest", no_argument, NULL, 'S' },
+		{ "apply", no_argument, NULL, 'A' },
+		{ "sync", no_argument, NULL, 'Y' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
 	const char *layout = NULL, *pax = NULL;
-	bool clear = false, showing = false, suggesting = false;
+	bool clear = false, showing = false, suggesting = false, syncing = false;
 	static struct change ch[2];
 	int o, i, nch = 0, rc = 0;
 
@@ -571,6 +864,12 @@ int main(int argc, char **argv)
 		case 'S':
 			suggesting = true;
 			break;
+		case 'A':
+			applying = true;
+			break;
+		case 'Y':
+			syncing = true;
+			break;
 		case 'h':
 			usage(stdout);
 			return 0;
@@ -581,12 +880,21 @@ int main(int argc, char **argv)
 			bad_usage("unknown option '%s'", argv[optind - 1]);
 		}
 	}
-	if (showing + clear + suggesting + !!(layout || pax) != 1)
-		bad_usage("%s", "give one of --show, --clear, --suggest, or --layout and/or --pax");
+	if (showing + clear + suggesting + syncing + !!(layout || pax) != 1)
+		bad_usage("%s", "give one of --show, --clear, --suggest, --sync, or --layout and/or --pax");
+	if (applying && !suggesting)
+		bad_usage("%s", "--apply goes with --suggest");
 	if (suggesting) {
 		if (argc - optind > 1)
 			bad_usage("%s", "--suggest reads one file of complaints");
 		return suggest(optind < argc ? argv[optind] : COMPLAINTS);
+	}
+	if (syncing) {
+		static char *defaults[] = { LIST_SHIPPED, LIST_ADMIN };
+
+		if (optind < argc)
+			return sync_lists(argv + optind, argc - optind);
+		return sync_lists(defaults, 2);
 	}
 	if (optind >= argc)
 		bad_usage("%s", "no FILE given");
