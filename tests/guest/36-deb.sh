@@ -4,7 +4,8 @@
 # builds the module with DKMS against the guest kernel's headers and
 # installs it; modprobe loads it; the probes of flexmmap-tools run from
 # /usr/lib/flexmmap, flexmmap-mark from /usr/bin, and man renders the page
-# of each command; "dpkg -r" removes both and the module is gone.
+# of each command; the markings list, the boot unit and the dpkg trigger
+# that re-applies it; "dpkg -r" removes both and the module is gone.
 # The .debs come from "make deb" (part of make check), in /flexmmap/deb.
 set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
@@ -20,7 +21,7 @@ rmmod flexmmap 2>/dev/null
 	t_skip_all "no headers package for $kver in the guest image (DKMS needs one; Debian's kernel has it)"
 command -v dkms >/dev/null || t_fail_all "no dkms in the guest image"
 compgen -G "$D/flexmmap-dkms_*.deb" >/dev/null || t_fail_all "no .debs in $D: make deb"
-t_plan 15
+t_plan 19
 t_dmesg_mark
 
 start=$SECONDS
@@ -63,6 +64,55 @@ fi
 g=/usr/lib/flexmmap/flexmmap-mark
 t_eq "flexmmap-mark from /usr/bin shows an unmarked file" \
 	"layout=- pax=- $g" "$(flexmmap-mark --show "$g" 2>&1)"
+# Markings that last: the shipped list, the boot unit, and the file trigger
+# that re-applies the lists when dpkg replaces a listed program ("dpkg -i"
+# of a package whose program /etc/flexmmap/markings lists, installed, then
+# reinstalled: a new file each time, marked before dpkg returns).
+unit=
+for u in /lib/systemd/system /usr/lib/systemd/system; do
+	[ -e "$u/flexmmap-markings.service" ] && unit=$u/flexmmap-markings.service
+done
+exec_start=$(sed -n 's/^ExecStart=//p' "${unit:-/dev/null}")
+if [ -n "$unit" ] && [ "$exec_start" = "/usr/lib/flexmmap/flexmmap-mark --sync" ] &&
+	out=$($exec_start 2>&1) && grep -q '^# flexmmap.s shipped markings list' /usr/share/flexmmap/markings; then
+	t_ok "the shipped list and $unit, whose command runs (exit 0)"
+else
+	t_fail "the shipped list and flexmmap-markings.service, whose command runs" "unit: '${unit}'" \
+		"ExecStart: '$exec_start'" "$out" "$(head -n 2 /usr/share/flexmmap/markings 2>&1)"
+fi
+etc_saved=
+[ ! -e /etc/flexmmap/markings ] || { etc_saved=$(mktemp) && cp -a /etc/flexmmap/markings "$etc_saved"; }
+mkdir -p /etc/flexmmap
+echo "/usr/bin/fmm-jit-demo pax=m" >/etc/flexmmap/markings
+demo=$(mktemp -d)
+mkdir -p "$demo/pkg/DEBIAN" "$demo/pkg/usr/bin"
+cp "$FMM_PROBES/fmm-wx-$FMM_NATIVE" "$demo/pkg/usr/bin/fmm-jit-demo"
+chmod 755 "$demo/pkg/usr/bin/fmm-jit-demo"
+printf '%s\n' "Package: fmm-jit-demo" "Version: 1.0" "Architecture: all" \
+	"Maintainer: flexmmap tests <root@localhost>" \
+	"Description: a program that maps RWX memory (fmm-wx)" >"$demo/pkg/DEBIAN/control"
+dpkg-deb --root-owner-group --build "$demo/pkg" "$demo/demo.deb" >/dev/null 2>&1
+for round in install reinstall; do
+	ino0=$(stat -c %i /usr/bin/fmm-jit-demo 2>/dev/null)
+	out=$(dpkg -i "$demo/demo.deb" 2>&1)
+	rc=$?
+	ino=$(stat -c %i /usr/bin/fmm-jit-demo 2>/dev/null)
+	got=$(flexmmap-mark --show /usr/bin/fmm-jit-demo 2>&1)
+	if [ "$rc" = 0 ] && [ "$got" = "layout=- pax=m /usr/bin/fmm-jit-demo" ] && [ -n "$ino" ] && [ "$ino" != "$ino0" ]; then
+		t_ok "dpkg -i fmm-jit-demo ($round: a new file, inode $ino): listed in /etc/flexmmap/markings, marked m by the trigger"
+	else
+		t_fail "dpkg -i fmm-jit-demo ($round): marked m by the trigger" "exit $rc, inode $ino0 -> $ino" "$got" "$out"
+	fi
+done
+echo 3 >/proc/sys/vm/flexmmap_nx
+(cd / && /usr/bin/fmm-jit-demo --mmap-rwx >/dev/null 2>&1)
+rc=$?
+echo 0 >/proc/sys/vm/flexmmap_nx
+t_eq "under nx=3 the reinstalled, re-marked program's RWX mapping runs" 0 "$rc"
+dpkg -r fmm-jit-demo >/dev/null 2>&1
+rm -rf "$demo"
+if [ -n "$etc_saved" ]; then mv "$etc_saved" /etc/flexmmap/markings; else rm -f /etc/flexmmap/markings; fi
+
 # man finds each page the package installed and renders it, and groff
 # finds nothing to warn about in it (as lintian's check of pages).  The
 # warnings come from the file (-l): by name, man may show the cat page it
