@@ -17,7 +17,10 @@
  * The records are a fixed table (FMM_COMPLAINTS_MAX): the probes run with
  * preemption off and may not allocate, nor take a sleeping lock on
  * PREEMPT_RT, so a raw spinlock guards a few stores, and a full table
- * counts what it could not keep (wx_complaints_dropped).  The program is
+ * counts what it could not keep (wx_complaints_dropped).  So that no user
+ * can fill it for everyone, a uid other than root may own (have made) at
+ * most FMM_COMPLAINTS_PER_UID records, and those uids together leave
+ * FMM_COMPLAINTS_ROOT records to root's programs.  The program is
  * held as a reference on its mm's exe_file, taken under RCU without
  * sleeping; its path is formatted by the reader, and the references are
  * dropped in process context: when the table is emptied and at unload,
@@ -43,6 +46,8 @@
 int fmm_wx_complain;
 
 #define FMM_COMPLAINTS_MAX 256
+#define FMM_COMPLAINTS_PER_UID 32
+#define FMM_COMPLAINTS_ROOT 64
 
 /**
  * struct fmm_complaint - one program's refusals of one kind, allowed
@@ -56,6 +61,7 @@ int fmm_wx_complain;
  * @prot: the protection asked for (PROT_* bits)
  * @caller: the mapping holding the calling instruction, or "?"
  * @uid: the uid of the last process it happened to
+ * @owner: the uid of the first, whose quota it counts in
  * @count: how many times
  */
 struct fmm_complaint {
@@ -69,6 +75,7 @@ struct fmm_complaint {
 	unsigned long prot;
 	char caller[FMM_NAME_MAX];
 	kuid_t uid;
+	kuid_t owner;
 	unsigned long count;
 };
 
@@ -128,11 +135,13 @@ NOKPROBE_SYMBOL(fmm_complaint_is);
 bool fmm_wx_complaint(const struct fmm_wx_refusal *r)
 {
 	struct fmm_complaint *c, *free = NULL;
+	kuid_t uid = current_uid();
+	bool root = uid_eq(uid, GLOBAL_ROOT_UID);
+	int i, mine = 0, users = 0;
 	char caller[FMM_NAME_MAX];
 	struct inode *inode;
 	unsigned long flags;
 	struct file *exe;
-	int i;
 
 	if (!READ_ONCE(fmm_wx_complain) || (fmm_mm_nx(r->mm) & FMM_NX_MARKED))
 		return false;
@@ -160,12 +169,20 @@ bool fmm_wx_complaint(const struct fmm_wx_refusal *r)
 		c = &fmm_complaints[i];
 		if (fmm_complaint_is(c, inode, r))
 			break;
-		if (!c->exe && !free)
-			free = c;
+		if (!c->exe) {
+			if (!free)
+				free = c;
+			continue;
+		}
+		mine += uid_eq(c->owner, uid);
+		users += !uid_eq(c->owner, GLOBAL_ROOT_UID);
 	}
+	if (!root && (mine >= FMM_COMPLAINTS_PER_UID ||
+		      users >= FMM_COMPLAINTS_MAX - FMM_COMPLAINTS_ROOT))
+		free = NULL;
 	if (i < FMM_COMPLAINTS_MAX) {
 		c->count++;
-		c->uid = current_uid();
+		c->uid = uid;
 	} else if (free) {
 		free->exe = exe;
 		free->dev = inode->i_sb->s_dev;
@@ -176,7 +193,8 @@ bool fmm_wx_complaint(const struct fmm_wx_refusal *r)
 		free->old = r->old;
 		free->prot = r->prot;
 		memcpy(free->caller, caller, sizeof(caller));
-		free->uid = current_uid();
+		free->uid = uid;
+		free->owner = uid;
 		free->count = 1;
 		exe = NULL;
 	}

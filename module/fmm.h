@@ -181,7 +181,7 @@ static inline enum fmm_alloc fmm_module_alloc(bool bottomup)
  * @wx_denied_mem: W^X denials of writes through /proc/PID/mem or ptrace
  * @wx_complained: W^X refusals allowed by complain mode (complain.c)
  * @wx_complaints_dropped: of those, not recorded: the table was full, or
- *	the mm had no program file
+ *	the uid's share of it, or the mm had no program file
  * @stray_int3: probe hits entered from a stale int3 rather than from ftrace
  *	(QEMU TCG, docs/qemu-int3.md), finished as ftrace would
  * @mark_layout: execs of binaries with a valid user.flexmmap.layout

@@ -16,7 +16,7 @@ set -uo pipefail
 # shellcheck source=SCRIPTDIR/lib.sh
 . "$(dirname "$0")/lib.sh"
 t_need_root
-t_plan 25
+t_plan 26
 
 S=/proc/sys/vm
 C=$S/flexmmap_wx_complain
@@ -204,6 +204,19 @@ echo >$F
 umount $W/mnt 2>/dev/null && freed=yes || freed=no
 t_eq "a record holds its file (umount busy); nobody and user-namespace root cannot empty the table; root's write does (umount then works)" \
 	"yes yes 0 yes" "$held $([ "$n" -gt 0 ] && [ "$n2" = "$n" ] && echo yes || echo "no ($n, $n2)") $(grep -vc '^#' $F) $freed"
+# --- no user fills the table for everyone -------------------------------------------
+# nobody's 40 programs (copies: each its own inode, one refusal each) make
+# at most 32 records; the rest is counted as dropped, and root's program,
+# run after them, is still recorded.
+echo >$F
+dropped0=$(stat_of wx_complaints_dropped)
+for i in $(seq 1 40) root; do cp "$P/fmm-wx-$b" "$W/q$i"; done
+for i in $(seq 1 40); do (cd / && as_nobody "$W/q$i" --mmap-rwx >/dev/null 2>&1); done
+"$W/qroot" --mmap-rwx >/dev/null 2>&1
+t_eq "nobody's 40 programs: 32 records (its share), 8 dropped; root's program after them still recorded" \
+	"32 8 1" "$(awk -F '\t' '$4 == 65534' $F | wc -l) $(($(stat_of wx_complaints_dropped) - dropped0)) $(awk -F '\t' '$4 == 0' $F | wc -l)"
+rm -f "$W"/q*
+echo >$F
 mount -t tmpfs tmpfs $W/mnt && cp "$P/fmm-wx-$b" $W/mnt/p
 $W/mnt/p --print >/dev/null 2>&1
 n=$(records $W/mnt/p | wc -l)
