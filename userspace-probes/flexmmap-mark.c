@@ -186,10 +186,11 @@ static ssize_t get_attr(const char *file, const char *name, char *buf,
 }
 
 /*
- * @n bytes of @v with every byte outside printable ASCII, and "\\", as
- * \ooo: one line, no escape sequence; the space too unless @space.
+ * @n bytes of @v to @out with every byte outside printable ASCII, and
+ * "\\", as \ooo: one line, no escape sequence; the space too unless @space
+ * (unescape() reads it back).
  */
-static void put_escaped(const char *v, size_t n, bool space)
+static void put_escaped(FILE *out, const char *v, size_t n, bool space)
 {
 	size_t i;
 
@@ -197,9 +198,9 @@ static void put_escaped(const char *v, size_t n, bool space)
 		unsigned char c = v[i];
 
 		if ((c > ' ' || (space && c == ' ')) && c < 0x7f && c != '\\')
-			putchar(c);
+			fputc(c, out);
 		else
-			printf("\\%03o", c);
+			fprintf(out, "\\%03o", c);
 	}
 }
 
@@ -208,7 +209,7 @@ static void print_value(const char *key, const char *v, ssize_t n, bool absent)
 	printf("%s=", key);
 	if (absent)
 		putchar('-');
-	put_escaped(v, n, false);
+	put_escaped(stdout, v, n, false);
 }
 
 static int show(const char *file)
@@ -259,7 +260,7 @@ struct change {
 };
 
 /* Put an attribute back as it was before this run changed it. */
-static void undo(const char *file, struct change *c)
+static void undo(const char *file, const char *shown, struct change *c)
 {
 	int r;
 
@@ -269,25 +270,28 @@ static void undo(const char *file, struct change *c)
 		r = setxattr(file, c->name, c->old, c->old_len, 0);
 	if (r && !(c->old_absent && errno == ENODATA))
 		fprintf(stderr, "%s: %s: could not restore %s: %s\n", prog,
-			file, c->name, strerror(errno));
+			shown, c->name, strerror(errno));
 }
 
 /*
  * Apply every change to one file, or none: the old values are read first
- * and any change already made is undone when a later one fails.
+ * and any change already made is undone when a later one fails.  @file is
+ * the path the calls use, @shown the name messages give (the listed path
+ * of a /proc/self/fd/N that --sync opened).
  */
-static int mark(const char *file, struct change *ch, int nch)
+static int mark(const char *file, const char *shown, struct change *ch,
+		int nch)
 {
 	struct stat st;
 	int i, err = 0;
 
 	if (stat(file, &st)) {
-		file_error(file, true, errno);
+		file_error(shown, true, errno);
 		return 1;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		fprintf(stderr, "%s: %s: not a regular file (only programs and scripts are marked)\n",
-			prog, file);
+			prog, shown);
 		return 1;
 	}
 	for (i = 0; i < nch; i++) {
@@ -295,7 +299,7 @@ static int mark(const char *file, struct change *ch, int nch)
 		ch[i].old_len = get_attr(file, ch[i].name, ch[i].old,
 					 &ch[i].old_absent);
 		if (ch[i].old_len < 0) {
-			file_error(file, true, -ch[i].old_len);
+			file_error(shown, true, -ch[i].old_len);
 			return 1;
 		}
 	}
@@ -318,15 +322,13 @@ static int mark(const char *file, struct change *ch, int nch)
 	}
 	if (!err)
 		return 0;
-	file_error(file, true, err);
+	file_error(shown, true, err);
 	for (i = 0; i < nch; i++)
 		if (ch[i].done)
-			undo(file, &ch[i]);
+			undo(file, shown, &ch[i]);
 	return 1;
 }
 
-static int open_listed(const char *path, const char **why);
-static int fd_mark(int fd, const char *name, const char *value);
 static int apply_one(const char *path);
 
 /* Undo the module's \ooo escapes (seq_path(), seq_escape()) in place. */
@@ -521,10 +523,10 @@ static int suggest(const char *file)
 		 * for a name that is safe as one shell word, quoted or not.
 		 */
 		fputs("# ", stdout);
-		put_escaped(p, strlen(p), true);
+		put_escaped(stdout, p, strlen(p), true);
 		printf(": %lu refused under W^X (uid%.*s): ", progs[i].total,
 		       (int)strlen(progs[i].uids) - 1, progs[i].uids);
-		put_escaped(progs[i].why, strlen(progs[i].why), true);
+		put_escaped(stdout, progs[i].why, strlen(progs[i].why), true);
 		putchar('\n');
 		if (pl > 10 && !strcmp(p + pl - 10, " (deleted)"))
 			bad = "the file was replaced or removed since; run the new one under complain mode";
@@ -558,10 +560,10 @@ static int suggest(const char *file)
 }
 
 /*
- * Open @path (absolute) for reading its attributes and writing them, one
- * component at a time, following a symbolic link only if root owns it (a
- * link a user owns could point the marking at any file).  Returns a
- * descriptor (O_RDONLY) of a regular file, or -1 with *why set.
+ * Open @path (absolute) one component at a time, following a symbolic link
+ * only if root owns it (a link a user owns could point the marking at any
+ * file).  Returns an O_PATH descriptor of a regular file root alone can
+ * write (mark_listed() marks it), or -1 with *why set.
  */
 static int open_listed(const char *path, const char **why)
 {
@@ -619,9 +621,6 @@ static int open_listed(const char *path, const char **why)
 			continue;
 		}
 		if (!rest) {
-			int rd;
-			char self[64];
-
 			if (!S_ISREG(st.st_mode)) {
 				*why = "not a regular file";
 				break;
@@ -630,14 +629,8 @@ static int open_listed(const char *path, const char **why)
 				*why = "not root's alone (an m marking would not be trusted)";
 				break;
 			}
-			/* Reopened through the descriptor, not the path. */
-			snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
-			rd = open(self, O_RDONLY | O_CLOEXEC);
-			if (rd < 0)
-				*why = strerror(errno);
-			close(fd);
 			close(dir);
-			return rd;
+			return fd;
 		}
 		close(dir);
 		dir = fd;
@@ -650,14 +643,20 @@ static int open_listed(const char *path, const char **why)
 	return -1;
 }
 
-/* Set (@value) or remove (NULL) one attribute through @fd. */
-static int fd_mark(int fd, const char *name, const char *value)
+/*
+ * mark() the file open_listed() opened, through its descriptor (its
+ * /proc/self/fd link, not the path again), and close it.
+ */
+static int mark_listed(int fd, const char *shown, struct change *ch,
+		       int nch)
 {
-	if (value)
-		return fsetxattr(fd, name, value, strlen(value), 0);
-	if (fremovexattr(fd, name) && errno != ENODATA)
-		return -1;
-	return 0;
+	char self[32];
+	int rc;
+
+	snprintf(self, sizeof(self), "/proc/self/fd/%d", fd);
+	rc = mark(self, shown, ch, nch);
+	close(fd);
+	return rc;
 }
 
 /*
@@ -668,8 +667,9 @@ static int sync_line(const char *list, unsigned long nr, char *line)
 {
 	const char *layout = NULL, *pax = NULL, *why;
 	bool has_layout = false, has_pax = false;
-	char *path, *word, *s = line;
-	int fd, err = 0;
+	char *path, *word, *shown, *s = line;
+	struct change ch[2];
+	int fd, nch = 0, rc;
 
 	path = strsep(&s, " \t");
 	unescape(path);
@@ -703,32 +703,22 @@ static int sync_line(const char *list, unsigned long nr, char *line)
 			nr, path, why);
 		return 1;
 	}
-	if (has_layout && fd_mark(fd, XA_LAYOUT, layout))
-		err = errno;
-	if (!err && has_pax && fd_mark(fd, XA_PAX, pax))
-		err = errno;
-	close(fd);
-	if (err) {
-		fprintf(stderr, "%s: %s:%lu: %s: ", prog, list, nr, path);
-		file_error(path, true, err);
+	if (has_layout)
+		ch[nch++] = (struct change){ .name = XA_LAYOUT, .value = layout };
+	if (has_pax)
+		ch[nch++] = (struct change){ .name = XA_PAX, .value = pax };
+	if (asprintf(&shown, "%s:%lu: %s", list, nr, path) < 0) {
+		close(fd);
+		fprintf(stderr, "%s: out of memory\n", prog);
 		return 1;
 	}
-	return 0;
+	rc = mark_listed(fd, shown, ch, nch);
+	free(shown);
+	return rc;
 bad:
 	fprintf(stderr, "%s: %s:%lu: not \"PATH [layout=MODE|-] [pax=FLAGS|-]\": skipped\n",
 		prog, list, nr);
 	return 1;
-}
-
-/* PATH with a space, tab, newline or backslash as \ooo (a list's first word). */
-static void list_path(FILE *out, const char *p)
-{
-	for (; *p; p++) {
-		if (*p == ' ' || *p == '\t' || *p == '\n' || *p == '\\')
-			fprintf(out, "\\%03o", (unsigned char)*p);
-		else
-			fputc(*p, out);
-	}
 }
 
 /*
@@ -738,6 +728,7 @@ static void list_path(FILE *out, const char *p)
  */
 static int apply_one(const char *path)
 {
+	struct change m = { .name = XA_PAX, .value = "m" };
 	char *line = NULL, *first;
 	const char *why;
 	bool listed = false;
@@ -750,12 +741,8 @@ static int apply_one(const char *path)
 		fprintf(stderr, "%s: %s: %s: not marked\n", prog, path, why);
 		return 1;
 	}
-	if (fd_mark(fd, XA_PAX, "m")) {
-		file_error(path, true, errno);
-		close(fd);
+	if (mark_listed(fd, path, &m, 1))
 		return 1;
-	}
-	close(fd);
 	if (mkdir("/etc/flexmmap", 0755) && errno != EEXIST) {
 		fprintf(stderr, "%s: /etc/flexmmap: %s\n", prog, strerror(errno));
 		return 1;
@@ -775,7 +762,8 @@ static int apply_one(const char *path)
 	}
 	free(line);
 	if (!listed) {
-		list_path(f, path);
+		/* The list's first word: a space escaped too. */
+		put_escaped(f, path, strlen(path), false);
 		fputs(" pax=m\n", f);
 	}
 	if (fclose(f)) {
@@ -909,6 +897,6 @@ int main(int argc, char **argv)
 	if (clear || pax)
 		ch[nch++] = (struct change){ .name = XA_PAX, .value = pax };
 	for (i = optind; i < argc; i++)
-		rc |= mark(argv[i], ch, nch);
+		rc |= mark(argv[i], argv[i], ch, nch);
 	return rc;
 }
