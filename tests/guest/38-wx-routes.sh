@@ -22,7 +22,6 @@ HP=/proc/sys/vm/nr_hugepages
 rmmod flexmmap 2>/dev/null
 t_dmesg_mark
 
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 
 # wx_run MODE LABEL [nobody]: both probes against the table of MODE.
 wx_run() {
@@ -33,7 +32,7 @@ wx_run() {
 			continue
 		fi
 		if [ "$who" = nobody ]; then
-			out=$(cd / && as_nobody "$P/fmm-wx-$b" --expect "$mode" 2>&1)
+			out=$(cd / && t_as_nobody "$P/fmm-wx-$b" --expect "$mode" 2>&1)
 			rc=$?
 		else
 			out=$("$P/fmm-wx-$b" --expect "$mode" 2>&1)
@@ -66,9 +65,9 @@ fi
 
 # The probes write their files in /tmp and /dev/shm and run from /.
 # shellcheck disable=SC2016 # expanded by that sh
-if as_nobody sh -c 'cd / && for d in /tmp /dev/shm; do
+if t_as_nobody sh -c 'cd / && for d in /tmp /dev/shm; do
 	f=$(mktemp "$d/fmm-wx-check.XXXXXX") && rm -f "$f" || exit 1; done' &&
-	as_nobody test -x "$P/fmm-wx-64" -a -x "$P/fmm-wx-32" \
+	t_as_nobody test -x "$P/fmm-wx-64" -a -x "$P/fmm-wx-32" \
 		-a -x "$P/fmm-nx-64-rwxtext" -a -x "$P/fmm-nx-32-rwxtext"; then
 	t_ok "harness: nobody can create files in /tmp and /dev/shm and run the probes"
 else

@@ -32,7 +32,6 @@ rmmod flexmmap 2>/dev/null
 rm -rf $W && mkdir -p $W && chmod 755 $W
 t_dmesg_mark
 
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 stat_of() { awk -v k="$1" '$1 == k { print $2 }' /proc/flexmmap/stats; }
 wx_denials() { awk '/^wx_denied_/ { s += $2 } END { print s + 0 }' /proc/flexmmap/stats; }
 # The records of the program PATH: "call~refused~memory~count" per line, sorted.
@@ -61,7 +60,7 @@ t_eq "vm.flexmmap_wx_complain refuses 2, -1 and x; still 0" 0 "$(cat $C)"
 
 # --- who may read the records and write the switch -------------------------------
 t_eq "nobody: the records are not readable, the switch not writable" "denied denied" \
-	"$(as_nobody cat $F >/dev/null 2>&1 && echo read || echo denied) $(as_nobody sh -c "echo 1 >$C" 2>/dev/null && echo wrote || echo denied)"
+	"$(t_as_nobody cat $F >/dev/null 2>&1 && echo read || echo denied) $(t_as_nobody sh -c "echo 1 >$C" 2>/dev/null && echo wrote || echo denied)"
 t_eq "root of a user namespace: neither (no CAP_SYS_ADMIN in the initial one)" "denied denied 0" \
 	"$(unshare -U -r cat $F >/dev/null 2>&1 && echo read || echo denied) $(unshare -U -r sh -c "echo 1 >$C" 2>/dev/null && echo wrote || echo denied) $(cat $C)"
 t_eq "root in a new PID namespace: both (its capabilities are the initial namespace's)" "read 1" \
@@ -140,14 +139,14 @@ cp "$P/fmm-wx-$b" "$W/fmm-wx-nobody"
 sleep 6
 start_mark=$T_DMESG_MARK
 t_dmesg_mark
-(cd / && as_nobody "$W/fmm-wx-nobody" --print >/dev/null 2>&1)
+(cd / && t_as_nobody "$W/fmm-wx-nobody" --print >/dev/null 2>&1)
 t_eq "the kernel log says 'allowed (complain mode)' for what complain mode let through" yes \
 	"$(t_dmesg_since | grep -q 'allowed (complain mode)$' && echo yes || echo no)"
 t_eq "nobody's program: records with uid 65534" "65534" \
 	"$(awk -F '\t' -v p="$W/fmm-wx-nobody" '$2 == p { print $4 }' $F | sort -u | tr '\n' ' ' | sed 's/ $//')"
 
 # --- flexmmap-mark --suggest -------------------------------------------------------
-out=$(as_nobody "$MARK" --suggest 2>&1)
+out=$(t_as_nobody "$MARK" --suggest 2>&1)
 t_eq "--suggest as nobody: exit 1, the records need root" "1 yes" \
 	"$? $(grep -q 'CAP_SYS_ADMIN' <<<"$out" && echo yes || echo "no: $out")"
 sug=$("$MARK" --suggest)
@@ -179,12 +178,12 @@ t_eq "complain 0: denials counted again" yes "$([ "$(wx_denials)" -gt "$d0" ] &&
 # The suggestion for nobody's copy, applied (flexmmap-mark from the probes'
 # folder): its anonymous RWX mapping (fmm-wx --mmap-rwx: exit 0 when it ran
 # the bytes) is refused before, and after it runs with no denial (m).
-(cd / && as_nobody "$W/fmm-wx-nobody" --mmap-rwx >/dev/null 2>&1)
+(cd / && t_as_nobody "$W/fmm-wx-nobody" --mmap-rwx >/dev/null 2>&1)
 before=$?
 read -r -a words <<<"$cmd"
 [ -n "$cmd" ] && "$P/${words[0]}" "${words[@]:1}" >/dev/null 2>&1
 d0=$(wx_denials)
-(cd / && as_nobody "$W/fmm-wx-nobody" --mmap-rwx >/dev/null 2>&1)
+(cd / && t_as_nobody "$W/fmm-wx-nobody" --mmap-rwx >/dev/null 2>&1)
 after=$?
 t_eq "--suggest's command for nobody's copy, run: its RWX mapping, refused before (exit 1), runs (exit 0), no denial" \
 	"found 1 0 0 pax=m" "$([ -n "$cmd" ] && echo found || echo missing) $before $after $(($(wx_denials) - d0)) $("$MARK" --show "$W/fmm-wx-nobody" | cut -d' ' -f2)"
@@ -195,7 +194,7 @@ echo 1 >$C
 $W/mnt/p --print >/dev/null 2>&1
 n=$(records $W/mnt/p | wc -l)
 umount $W/mnt 2>/dev/null && held=no || held=yes
-as_nobody sh -c "echo >$F" 2>/dev/null
+t_as_nobody sh -c "echo >$F" 2>/dev/null
 # Root of a user namespace passes the file's mode (its uid is root's) but
 # not the open's CAP_SYS_ADMIN check.
 unshare -U -r sh -c "echo >$F" 2>/dev/null
@@ -211,7 +210,7 @@ t_eq "a record holds its file (umount busy); nobody and user-namespace root cann
 echo >$F
 dropped0=$(stat_of wx_complaints_dropped)
 for i in $(seq 1 40) root; do cp "$P/fmm-wx-$b" "$W/q$i"; done
-for i in $(seq 1 40); do (cd / && as_nobody "$W/q$i" --mmap-rwx >/dev/null 2>&1); done
+for i in $(seq 1 40); do (cd / && t_as_nobody "$W/q$i" --mmap-rwx >/dev/null 2>&1); done
 "$W/qroot" --mmap-rwx >/dev/null 2>&1
 t_eq "nobody's 40 programs: 32 records (its share), 8 dropped; root's program after them still recorded" \
 	"32 8 1" "$(awk -F '\t' '$4 == 65534' $F | wc -l) $(($(stat_of wx_complaints_dropped) - dropped0)) $(awk -F '\t' '$4 == 0' $F | wc -l)"

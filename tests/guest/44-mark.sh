@@ -151,9 +151,8 @@ else
 fi
 
 # nobody may read F (0755) but not write it; H (0700) not even read.
-nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 before=$(attrs "$F")
-out=$(nobody "$MARK" --layout kernel --pax M "$F" 2>&1)
+out=$(t_as_nobody "$MARK" --layout kernel --pax M "$F" 2>&1)
 rc=$?
 if [ $rc = 1 ] && grep -q "$F: permission denied marking it (EACCES)" <<<"$out" &&
 	[ "$(attrs "$F")" = "$before" ]; then
@@ -163,11 +162,11 @@ else
 		"exit $rc: $out" "before: $before" "after:  $(attrs "$F")"
 fi
 t_eq "nobody showing a file it may read: its marks" \
-	"layout=legacy pax=m $F" "$(nobody "$MARK" --show "$F" 2>&1)"
+	"layout=legacy pax=m $F" "$(t_as_nobody "$MARK" --show "$F" 2>&1)"
 H=$D/private
 cp /bin/true "$H"
 chmod 700 "$H"
-out=$(nobody "$MARK" --show "$H" 2>&1)
+out=$(t_as_nobody "$MARK" --show "$H" 2>&1)
 rc=$?
 if [ $rc = 1 ] && grep -q "$H: permission denied reading its marks" <<<"$out"; then
 	t_ok "nobody showing a file it may not read: permission denied, exit 1"

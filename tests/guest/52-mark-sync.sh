@@ -19,7 +19,6 @@ MARK=$FMM_PROBES/flexmmap-mark
 command -v getfattr >/dev/null || t_fail_all "no getfattr in the guest image (package attr)"
 t_plan 12
 
-as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
 # The administrator's list is the guest's own: kept and put back.
 ETC=/etc/flexmmap/markings
 saved=
@@ -92,7 +91,7 @@ grep -v -e ulink -e udir -e gw -e nob -e bogus "$D/list1" >"$D/good"
 t_check "--sync of a list whose files are all there or missing: exit 0" "$MARK" --sync "$D/good"
 mk "$D/t6"
 printf '%s pax=m\n' "$D/t6" >"$D/list3"
-out=$(as_nobody "$MARK" --sync "$D/list3" 2>&1)
+out=$(t_as_nobody "$MARK" --sync "$D/list3" 2>&1)
 t_eq "--sync as nobody: exit 1, root's file unchanged" "1 - -; " "$? $(marks "$D/t6")"
 
 # --- the default lists: /etc/flexmmap/markings ------------------------------------

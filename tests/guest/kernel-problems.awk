@@ -16,9 +16,7 @@
 #   awk -v bad="$pattern" -f kernel-problems.awk [LOG]
 dump {
 	# Its end; a report that starts or 200 lines without one end it too.
-	if (/---\[ end trace/ || ++dump > 200)
-		dump = 0
-	else if (/------------\[ cut here \]------------/)
+	if (/---\[ end trace/ || /------------\[ cut here \]------------/ || ++dump > 200)
 		dump = 0
 	else
 		next

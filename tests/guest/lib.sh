@@ -42,6 +42,7 @@
 #                                  (tests/guest/kernel-problems, the check
 #                                  qemu/run and the suite use)
 #   t_smp                          one result: at least 2 CPUs online
+#   t_as_nobody CMD...             CMD as uid and gid 65534, no groups
 #
 #   t_bits_run BITS                true if BITS-bit probes run on this kernel
 #                                  (BITS is in FMM_BITS)
@@ -293,6 +294,10 @@ t_dmesg_since() {
 		dmesg | awk -v m="$T_DMESG_MARK" 'f; index($0, m) { f = 1 }'
 	fi
 }
+# t_as_nobody CMD...: CMD as nobody (uid and gid 65534, no supplementary
+# groups), the unprivileged user every control file is tried as.
+t_as_nobody() { setpriv --reuid=65534 --regid=65534 --clear-groups "$@"; }
+
 # t_kernel_problems [--also ERE]: kernel-problems on the log since the mark.
 # shellcheck disable=SC2120 # --also is optional
 t_kernel_problems() { t_dmesg_since | "$FMM_TESTS/kernel-problems" "$@"; }
